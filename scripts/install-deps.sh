@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs every Debian package dsa-oracle needs on a bare Debian 12 machine.
+# Safe to run again: apt-get skips what is already there.
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
+  libeigen3-dev libcli11-dev nlohmann-json3-dev libfmt-dev libssl-dev
+  libomp-dev
+  clang-19 lld-19 rocm-device-libs libamdhip64-dev
+  python3 python3-numpy
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: all packages present"
+fi
