@@ -42,11 +42,12 @@ LogitsResult decode_logits(const DecodeProblem& problem, const Profile& profile,
 LogitsResult prefill_logits(const PrefillProblem& problem, const Profile& profile,
                             const LogitsOptions& options = {});
 
-// The logits of one request's rows [row_begin, row_end) at the token positions
-// `positions` (ascending or not), under the profile: out[(r - row_begin) * positions.size() + i].
-// The compact-candidate path uses it; it never computes the dense row.
-// Positions at or beyond a row's visible length give -inf.
-void decode_logits_at(const DecodeProblem& problem, const Profile& profile, int64_t row,
-                      const std::vector<int64_t>& positions, float* out);
+// Logits at chosen positions only (the compact-candidate path): it gathers and
+// scores just those entries, never the dense row. positions[r] lists row r's
+// positions in any order (duplicates allowed); the result has the same shape.
+// Positions at or beyond a row's visible length (or negative) give -inf.
+// Bit-identical to decode_logits at the same positions, for every profile.
+std::vector<std::vector<float>> decode_logits_at(const DecodeProblem& problem, const Profile& profile,
+                                                 const std::vector<std::vector<int64_t>>& positions);
 
 }  // namespace dsa

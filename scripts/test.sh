@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the dependencies, builds what the tests need and runs them with
+# ctest: once in a Release build, once more under AddressSanitizer and
+# UndefinedBehaviorSanitizer (set DSA_SKIP_SANITIZERS=1 to skip that part).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs="$(nproc)"
+bash scripts/install-deps.sh
+
+echo "== Release build and tests"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j"$jobs"
+ctest --test-dir build -j"$jobs" --output-on-failure --timeout 600
+
+if [ "${DSA_SKIP_SANITIZERS:-0}" != 1 ]; then
+  echo "== ASan + UBSan build and tests"
+  cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Release -DDSA_SANITIZE=ON -DDSA_BUILD_BENCH=OFF
+  cmake --build build-sanitize -j"$jobs"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    DSA_SANITIZED=1 ctest --test-dir build-sanitize -j"$jobs" --output-on-failure --timeout 1200
+fi
