@@ -54,7 +54,7 @@ BruteForceRow brute_force_row(const DecodeProblem& p, int64_t row, int k) {
     }
     out.logits[size_t(n)] = acc * scale;
   }
-  std::vector<int32_t> order(size_t(len));
+  std::vector<int32_t> order(static_cast<size_t>(len));
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t c) {
     return ranks_above(out.logits[size_t(a)], out.logits[size_t(c)]);

@@ -3,6 +3,8 @@
 // of them is exact in double in any order, Eigen's blocked order included).
 // Other models go through mma::chain_dots.
 #define EIGEN_DONT_PARALLELIZE  // parallelism is ours (OpenMP over tiles)
+// GCC 12 reports false maybe-uninitialized warnings inside its AVX-512 intrinsics under Eigen.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "head_dots.hpp"
 
 #include <Eigen/Core>

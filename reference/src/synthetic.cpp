@@ -22,7 +22,7 @@ double draw(ValueDistribution d, Rng& rng) {
 // fp8 code carries the value; its scale is folded into the weights upstream.
 void fill_query(std::vector<uint8_t>& codes, std::vector<uint8_t>& block_scales, ElementFormat e, size_t vectors,
                 int32_t D, ValueDistribution dist, Rng& rng) {
-  std::vector<float> x(size_t(D));
+  std::vector<float> x(static_cast<size_t>(D));
   if (is_fp8(e)) {
     codes.resize(vectors * size_t(D));
     const Fp8Format f = fp8_of(e);
@@ -64,13 +64,13 @@ DecodeProblem make_decode_problem(const SyntheticDecodeConfig& c, Rng& rng) {
 
   // Pages: each request gets what it needs; the table maps them in a random order.
   int64_t used = 0;
-  std::vector<int64_t> needed(size_t(c.batch));
+  std::vector<int64_t> needed(static_cast<size_t>(c.batch));
   for (int32_t b = 0; b < c.batch; ++b) {
     needed[size_t(b)] = (int64_t(c.seq_lens[size_t(b)]) / c.compress_ratio + c.block_size - 1) / c.block_size;
     used += needed[size_t(b)];
   }
   const int32_t num_pages = int32_t(used + c.spare_pages);
-  std::vector<int32_t> order(size_t(num_pages));
+  std::vector<int32_t> order(static_cast<size_t>(num_pages));
   for (int32_t i = 0; i < num_pages; ++i) order[size_t(i)] = i;
   if (c.shuffle_pages)
     for (int32_t i = num_pages - 1; i > 0; --i) std::swap(order[size_t(i)], order[size_t(rng.uniform_int(0, i))]);
@@ -78,7 +78,7 @@ DecodeProblem make_decode_problem(const SyntheticDecodeConfig& c, Rng& rng) {
   p.cache = make_kcache(c.layout, c.element, num_pages, c.block_size, c.head_dim);
   for (auto& byte : p.cache.bytes) byte = uint8_t(rng.next_u32());  // junk where nothing is written
   p.block_table.assign(size_t(c.batch) * size_t(p.max_pages), 0);
-  std::vector<float> k(size_t(c.head_dim));
+  std::vector<float> k(static_cast<size_t>(c.head_dim));
   int64_t next_page = 0;
   for (int32_t b = 0; b < c.batch; ++b) {
     for (int64_t i = 0; i < needed[size_t(b)]; ++i) {
@@ -125,7 +125,7 @@ PrefillProblem make_prefill_problem(const SyntheticPrefillConfig& c, Rng& rng) {
   p.k_scales.resize(size_t(c.num_k));
   for (int64_t n = 0; n < c.num_k; ++n) {
     // Per-entry scale as vLLM's quantizer would give it, from the drawn values' amax.
-    std::vector<float> x(size_t(c.head_dim));
+    std::vector<float> x(static_cast<size_t>(c.head_dim));
     float amax = 0;
     for (auto& v : x) {
       v = float(draw(c.k_values, rng));

@@ -28,7 +28,7 @@ void topk_row(const float* values, int64_t len, int k, int32_t* out) {
   }
   // One 64-bit key per column: the value's rank above, the complemented index
   // below, so "larger key" means "larger value, then lower index".
-  std::vector<uint64_t> keys(size_t(len));
+  std::vector<uint64_t> keys(static_cast<size_t>(len));
   for (int64_t i = 0; i < len; ++i)
     keys[size_t(i)] = (uint64_t(topk_order_key(values[i])) << 32) | (0xffffffffu - uint32_t(i));
   std::nth_element(keys.begin(), keys.begin() + (k - 1), keys.end(), std::greater<>());
