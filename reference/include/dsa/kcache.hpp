@@ -66,26 +66,37 @@ struct GatheredK {
 };
 
 // Reads tokens [begin, end) of the request whose page table row is page_table_row.
-// Throws InvalidInput("block_table", ...) when a page id is outside [0, num_pages)
-// or the range needs more pages than the row has.
+// Throws InvalidInput("block_table", ...) when a page id the range uses is
+// outside [0, num_pages) or the range needs more pages than the row has (ids
+// past the range are not looked at: real tables hold garbage there), and
+// InvalidInput("begin" / "end", ...) for a negative or reversed range.
 GatheredK gather_tokens(const PagedKCache& cache, std::span<const int32_t> page_table_row, int64_t begin,
                         int64_t end);
 
 // vLLM's `indexer_k_quant_and_cache` for one token: amax over the D values,
-// scale = max(amax, 1e-4) / fp8_max (448 e4m3fn, 224 for e4m3fnuz as vLLM's ROCm
-// path uses), rounded up to a power of two when ue8m0_scale, then
-// value = fp8(x / scale) with round-to-nearest-even and saturation.
-// For an mxfp4 cache: quantize_mxfp4 of the D values (scale per 32).
-// Throws InvalidInput("k", ...) for NaN or infinite input.
+// scale = fp32(max(amax, 1e-4) / divisor), rounded up to a power of two when
+// ue8m0_scale, then value = fp8(x / scale) (a true fp32 division, as the
+// kernels do) with round-to-nearest-even and saturation. The divisor is 448
+// for e4m3fn and 224 for e4m3fnuz: vLLM's ROCm writer uses half the OCP range
+// on gfx942 (`IS_FNUZ` in rocm_aiter_mla_sparse.py's
+// _indexer_k_quant_and_cache_kernel, kFp8ScaleDivisor = 224 under __gfx942__
+// in csrc/cache_kernels.cu), so codes stay within +-224 of fnuz's 240.
+// For an mxfp4 cache: quantize_mxfp4 of the D values (scale per 32, always
+// ue8m0; ue8m0_scale is ignored), the D/32 scale bytes in the token's int32.
+// Throws InvalidInput("k", ...) for NaN or infinite input or a wrong length,
+// InvalidInput("page" / "slot", ...) outside the cache.
 struct QuantizeOptions {
   bool ue8m0_scale = false;
 };
 void quantize_token_into_cache(PagedKCache& cache, int32_t page, int32_t slot, std::span<const float> k,
                                QuantizeOptions options = {});
-// Dequantized element d of (page, slot): value * scale (fp8) or e2m1 * 2^(s-127) (mxfp4).
+// Dequantized element d of (page, slot): fp32(value * scale) (fp8) or e2m1 * 2^(s-127) (mxfp4).
+// Throws InvalidInput("page" / "slot" / "d", ...) outside the cache.
 float dequantize_cache_element(const PagedKCache& cache, int32_t page, int32_t slot, int32_t d);
 
-// Converts a cache between layouts block_flat <-> preshuffle (same element format).
+// Converts a cache between layouts block_flat <-> preshuffle (same element format;
+// the scales region is the same in both). Throws InvalidInput("layout", ...) for
+// mxfp4 on either side, and validate()'s errors for a geometry the target cannot hold.
 PagedKCache relayout(const PagedKCache& cache, CacheLayout target);
 
 }  // namespace dsa
