@@ -8,7 +8,7 @@ export DEBIAN_FRONTEND=noninteractive
 packages=(
   build-essential cmake ninja-build pkg-config
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
-  libeigen3-dev libcli11-dev nlohmann-json3-dev libfmt-dev libssl-dev
+  libeigen3-dev libcli11-dev nlohmann-json3-dev libfmt-dev libssl-dev zlib1g-dev
   libomp-dev
   clang-19 lld-19 rocm-device-libs libamdhip64-dev
   python3 python3-numpy

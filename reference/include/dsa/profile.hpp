@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,7 +34,8 @@ struct ReduceStep {
     product,   // dst = RN(w[head] * r[head])
     fma,       // dst = RN(w[head] * r[head] + reg[a])   (one rounding)
     add,       // dst = RN(reg[a] + reg[b])
-    scale,     // dst = RN(reg[a] * s)       s = the token's K scale (in the program's precision)
+    scale,     // dst = RN(reg[a] * s)       s = the token's K scale rounded to the program's
+               //                            precision; dst = reg[a] when the entry has no K scale
   };
   Op op = Op::zero;
   int32_t dst = 0;
@@ -45,10 +47,13 @@ struct ReduceStep {
 // The per-head stage before the sum: r[h] = relu(v[h]) with
 //   v[h] = dot[h]                   (scale_before_relu = false)
 //   v[h] = RN(dot[h] * s)           (scale_before_relu = true, AITER's order)
-// then, when per_head_round is bf16, r[h] = RN_bf16(r[h]).
+// then, when round_relu_to is bf16, r[h] = RN_bf16(r[h]) (cvt.rn.relu.bf16x2.f32).
+// relu(-0) = +0. relu(NaN) is 0 on GPUs (fmaxf / maxnum return the non-NaN
+// operand); relu_propagates_nan = true keeps the NaN instead (torch.relu).
 struct HeadStage {
   bool scale_before_relu = false;
   Precision round_relu_to = Precision::fp32;
+  bool relu_propagates_nan = false;
 };
 
 struct Profile {
@@ -58,16 +63,25 @@ struct Profile {
   std::vector<ElementFormat> elements;  // formats a kernel with this datapath takes
   Precision weights = Precision::fp32;  // weights must be representable in this precision
   Precision logits = Precision::fp32;   // logits are rounded to / stored in this precision
-  bool applies_k_scale = true;          // false: block scales live inside the MMA (MXFP4)
+  // The kernel multiplies by the entry's K scale where the entry has one (fp8).
+  // MXFP4 entries have none: their block scales live inside the MMA, and the
+  // logits code passes no scales (or unit scales) for them. false: never.
+  bool applies_k_scale = true;
   HeadStage head_stage;
   // Builds the head-sum program for H heads (the result is in the last step's dst).
   // H is one of 8, 16, 32, 64 (or any H the builder accepts; others throw InvalidInput("heads")).
   std::vector<ReduceStep> (*build_reduction)(int heads) = nullptr;
   uint32_t nan_bits = 0x7FFFFFFF;  // the NaN the kernel writes (GPUs 0x7FFFFFFF, x86 0xFFC00000)
+  // The arithmetic of the head-sum program ("RN" above); the result is then
+  // rounded to `logits` (exact when both are the same).
+  Precision reduce = Precision::fp32;
 
   bool accepts(ElementFormat e) const;
   // Throws InvalidInput("profile", ...) naming the combination when e is not accepted.
   void require(ElementFormat e) const;
+  // Throws InvalidInput("weights", ...) naming the first weight that is not
+  // representable in `weights` precision (weights[i], with its row and head for `heads` > 0).
+  void require_weights(std::span<const float> weights, int heads = 0) const;
 };
 
 // The registry of named profiles: exact, deepgemm_sm90, deepgemm_sm100,
@@ -78,19 +92,36 @@ std::vector<std::string> profile_names();
 // Evaluates a profile's reduction for a block of tokens (structure of arrays):
 // dots[h * count + t] are the per-head dot products of token t (already the
 // model's fp32 values), weights[h], scales[t]; writes logits[t]. NaN results
-// are written with the profile's nan_bits.
+// are written with the profile's nan_bits. scales may be null: no K scale
+// (MXFP4), every `scale` step passes its operand through.
+//
+// The constructor validates the program (every register written once, before
+// it is read; heads in [0, H); the result is the last step's dst), drops steps
+// whose value never reaches the result, and maps the registers onto a few
+// reused slots. run() is step-major: each step is one loop over the tokens.
+// bf16 programs round every step once, exactly (no double rounding through
+// fp32 or double). Throws InvalidInput("heads", ...) for an H the profile's
+// builder does not take and InvalidInput("profile", ...) for a malformed program.
 class ReductionProgram {
 public:
   ReductionProgram(const Profile& profile, int heads);
+  // Throws InvalidInput("count", ...) outside [0, kBlock] and, for bf16 weight
+  // profiles, InvalidInput("weights", ...) for a weight that is not a bf16 value.
   void run(const float* dots, const float* weights, const float* scales, int count, float* logits) const;
   int heads() const { return heads_; }
-  static constexpr int kBlock = 64;  // tokens per run() call at most
+  // The validated program after dead-step removal (registers as built).
+  const std::vector<ReduceStep>& steps() const { return steps_; }
+  int num_slots() const { return num_slots_; }
+  static constexpr int kBlock = 64;      // tokens per run() call at most
+  static constexpr int kMaxSlots = 128;  // live registers at once at most
 
 private:
   const Profile* profile_;
   int heads_;
   int num_registers_;
   std::vector<ReduceStep> steps_;
+  std::vector<int32_t> slot_a_, slot_b_, slot_dst_;  // per step, -1 when unused
+  int num_slots_ = 0;
 };
 
 // Builders the profiles compose (reference/src/profiles/reduction_builders.cpp).
@@ -99,6 +130,11 @@ namespace reduce {
 int32_t fma_chain_from_zero(std::vector<ReduceStep>& prog, int32_t& next_reg, const std::vector<int>& heads);
 // acc = fma(w_h0, r_h0, RN(w_h1 * r_h1)), then acc = fma(w_h, r_h, acc) for the rest (DeepGEMM SM90).
 int32_t fma_chain_from_pair(std::vector<ReduceStep>& prog, int32_t& next_reg, const std::vector<int>& heads);
+// acc = RN(w_h0 * r_h0), then acc = fma(w_h, r_h, acc) for the rest (a contracted
+// sequential sum whose first term is a plain product).
+int32_t fma_chain_from_product(std::vector<ReduceStep>& prog, int32_t& next_reg, const std::vector<int>& heads);
+// A register holding RN(w_h * r_h).
+int32_t product(std::vector<ReduceStep>& prog, int32_t& next_reg, int head);
 // acc = RN(w_h0*r_h0), then acc = RN(acc + RN(w_h*r_h)) (no contraction).
 int32_t mul_add_chain(std::vector<ReduceStep>& prog, int32_t& next_reg, const std::vector<int>& heads);
 int32_t add(std::vector<ReduceStep>& prog, int32_t& next_reg, int32_t a, int32_t b);
