@@ -1,0 +1,129 @@
+// dsa-oracle mma-check: recompute every output of matrix-unit dumps with a
+// model and count the bit-exact matches (docs/matrix-unit-models.md).
+#include <fmt/core.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "command_registry.hpp"
+#include "dsa/mma/dump_check.hpp"
+
+namespace dsa::cli {
+namespace {
+
+struct MmaCheckOptions {
+  std::string model;
+  std::string format;
+  std::vector<std::string> files;
+  bool json = false;
+  int max_mismatches = 10;
+};
+
+std::string percent(const mma::OutputTally& t) {
+  return t.total ? fmt::format("{:.4f} %", 100.0 * double(t.matched) / double(t.total)) : "-";
+}
+
+void print_text(const mma::DumpCheck& r) {
+  fmt::print("{}: {} {}, {} records{}\n", r.file, mma::to_string(r.model), mma::to_string(r.format), r.records,
+             r.has_header ? " (with header)" : "");
+  fmt::print("  {:<10} {:>12} {:>12} {:>10}\n", "", "outputs", "matched", "");
+  for (const auto& [mode, t] : r.by_mode)
+    fmt::print("  mode {:<5} {:>12} {:>12} {:>10}\n", mode, t.total, t.matched, percent(t));
+  if (r.format == mma::DumpFormat::chain)
+    for (const auto& [name, t] : r.by_output)
+      fmt::print("  {:<10} {:>12} {:>12} {:>10}\n", name, t.total, t.matched, percent(t));
+  for (const auto& [mode, t] : r.by_mode) fmt::print("  mode {}: matched {} of {}\n", mode, t.matched, t.total);
+  if (r.zero_convention > 0)
+    fmt::print("  zero-operand convention: {} outputs, reported apart (MMA-Sim's exponent -126 for zero operands)\n",
+               r.zero_convention);
+  fmt::print("  total: matched {} of {}\n", r.total.matched, r.total.total);
+  for (const auto& m : r.mismatches)
+    fmt::print("  mismatch: record {} (mode {}) [{}][{}] {}: dump {:08x}, model {:08x}\n", m.record, m.mode, m.m, m.n,
+               m.output, m.expected_bits, m.got_bits);
+}
+
+nlohmann::json to_json(const mma::DumpCheck& r) {
+  auto tally = [](const mma::OutputTally& t) { return nlohmann::json{{"matched", t.matched}, {"outputs", t.total}}; };
+  nlohmann::json j{{"file", r.file},
+                   {"model", mma::to_string(r.model)},
+                   {"format", mma::to_string(r.format)},
+                   {"records", r.records},
+                   {"header", r.has_header},
+                   {"total", tally(r.total)},
+                   {"zero_operand_convention_outputs", r.zero_convention},
+                   {"passed", r.passed()}};
+  for (const auto& [mode, t] : r.by_mode) j["modes"][std::to_string(mode)] = tally(t);
+  for (const auto& [name, t] : r.by_output) j["outputs"][name] = tally(t);
+  j["mismatches"] = nlohmann::json::array();
+  for (const auto& m : r.mismatches)
+    j["mismatches"].push_back({{"record", m.record},
+                               {"mode", m.mode},
+                               {"m", m.m},
+                               {"n", m.n},
+                               {"output", m.output},
+                               {"dump_bits", fmt::format("{:08x}", m.expected_bits)},
+                               {"model_bits", fmt::format("{:08x}", m.got_bits)}});
+  return j;
+}
+
+int mma_check(const MmaCheckOptions& o) {
+  std::optional<mma::Model> model;
+  if (!o.model.empty()) model = mma::parse_model(o.model);
+  std::optional<mma::DumpFormat> format;
+  if (!o.format.empty()) format = mma::parse_dump_format(o.format);
+  // Read and check every file before printing, so bad input exits 2 with nothing half-printed.
+  std::vector<mma::DumpCheck> results;
+  for (const auto& file : o.files) {
+    std::optional<mma::DumpCheckOptions> options;
+    if (model) {
+      options = mma::default_check_options(*model);
+      options->max_mismatches = o.max_mismatches;
+    }
+    results.push_back(mma::check_dump(file, model, format, options));
+  }
+  mma::OutputTally all;
+  int64_t apart = 0;
+  bool passed = true;
+  for (const auto& r : results) {
+    all.matched += r.total.matched;
+    all.total += r.total.total;
+    apart += r.zero_convention;
+    passed = passed && r.passed();
+  }
+  if (o.json) {
+    nlohmann::json j{{"files", nlohmann::json::array()},
+                     {"total", {{"matched", all.matched}, {"outputs", all.total}}},
+                     {"zero_operand_convention_outputs", apart},
+                     {"passed", passed}};
+    for (const auto& r : results) j["files"].push_back(to_json(r));
+    fmt::print("{}\n", j.dump(2));
+  } else {
+    for (const auto& r : results) print_text(r);
+    if (results.size() > 1) {
+      if (apart > 0) fmt::print("all files: zero-operand convention: {} outputs, reported apart\n", apart);
+      fmt::print("all files: matched {} of {}\n", all.matched, all.total);
+    }
+  }
+  return passed ? kExitOk : kExitCheckFailed;
+}
+
+const Registrar registrar("mma-check", 40, [](CLI::App& app) {
+  auto o = std::make_shared<MmaCheckOptions>();
+  auto* sub = app.add_subcommand(
+      "mma-check", "Recompute every output of matrix-unit dumps with a model; exit 1 unless all match bit for bit");
+  sub->add_option("--model", o->model,
+                  "sm90_mma_sync_e4m3, sm90_wgmma_e4m3, sm100_tcgen05_f8f6f4_e4m3, cdna3_mfma_f32_16x16x32_fp8 or "
+                  "cdna3_mfma_f32_32x32x16_fp8 (needed for headerless dumps)");
+  sub->add_option("--format", o->format, "single or chain (headerless dumps; default single)")
+      ->check(CLI::IsMember({"single", "chain"}));
+  sub->add_option("--max-mismatches", o->max_mismatches, "Mismatches listed per file")->check(CLI::Range(0, 100000));
+  sub->add_flag("--json", o->json, "Print the results as JSON");
+  sub->add_option("files", o->files, "Dump files")->required()->check(CLI::ExistingFile);
+  return [o] { return mma_check(*o); };
+});
+
+}  // namespace
+}  // namespace dsa::cli
