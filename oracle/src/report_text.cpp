@@ -65,9 +65,9 @@ std::string summary_line(const WrittenVerdict& v) {
 std::string format_table(const LogitsVerdict& v) {
   std::string out = summary_line(v) + "\n";
   if (v.passed) return out;
-  out += fmt::format("  {:>7} {:>10} {:>8} {:>9} {:>5}\n", "row", "mismatches", "max ulp", "first col", "NaN?");
+  out += fmt::format("  {:>7} {:>10} {:>10} {:>9} {:>5}\n", "row", "mismatches", "max ulp", "first col", "NaN?");
   for (const auto& r : v.worst_rows)
-    out += fmt::format("  {:>7} {:>10} {:>8} {:>9} {:>5}\n", r.row, r.mismatches, r.max_ulps, r.first_col,
+    out += fmt::format("  {:>7} {:>10} {:>10} {:>9} {:>5}\n", r.row, r.mismatches, r.max_ulps, r.first_col,
                        r.nan_vs_number ? "yes" : "");
   out += fmt::format("  first differing entries:\n  {:>7} {:>7} {:>15} {:>15} {:>10} {:>10} {:>10}\n", "row", "col",
                      "actual", "expected", "act bits", "exp bits", "ulp");
@@ -83,11 +83,16 @@ std::string format_table(const SelectionVerdict& v) {
   if (v.passed) return out;
   out += fmt::format("  {:>7} {:>7} {:>6} {:>13} {:>6} {:>6} {:>7} {:>6} {:>4} {:>5} {:>4}  {}\n", "row", "n", "k'",
                      "cut", "ties", "chosen", "missing", "extra", "dup", "range", "tail", "missing | extra");
-  for (const auto& r : v.failed_rows)
-    out += fmt::format("  {:>7} {:>7} {:>6} {:>13.7g} {:>6} {:>6} {:>7} {:>6} {:>4} {:>5} {:>4}  {} | {}\n", r.row,
-                       r.candidates, r.expected_valid, r.cut, r.ties_at_cut, r.ties_chosen, r.missing_count,
-                       r.extra_count, r.duplicate_count, r.out_of_range_count, r.wrong_tail_count,
-                       short_list(r.missing, r.missing_count), short_list(r.extra, r.extra_count));
+  for (const auto& r : v.failed_rows) {
+    const std::string lists = r.missing_count + r.extra_count == 0
+                                  ? std::string()
+                                  : short_list(r.missing, r.missing_count) + " | " + short_list(r.extra, r.extra_count);
+    out += fmt::format("  {:>7} {:>7} {:>6} {:>13} {:>6} {:>6} {:>7} {:>6} {:>4} {:>5} {:>4}  {}\n", r.row,
+                       r.candidates, r.expected_valid,
+                       r.expected_valid > 0 ? fmt::format("{:.7g}", r.cut) : std::string("-"), r.ties_at_cut,
+                       r.ties_chosen, r.missing_count, r.extra_count, r.duplicate_count, r.out_of_range_count,
+                       r.wrong_tail_count, lists);
+  }
   return out;
 }
 
