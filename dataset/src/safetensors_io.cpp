@@ -1,0 +1,235 @@
+// Reading and writing the safetensors container (see safetensors.hpp).
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "dsa/dataset/safetensors.hpp"
+#include "dsa/error.hpp"
+
+namespace dsa::dataset {
+namespace {
+
+using nlohmann::json;
+
+struct Entry {
+  std::string name;
+  Dtype dtype;
+  Shape shape;
+  uint64_t begin, end;
+};
+
+uint64_t read_u64_le(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+// nlohmann keeps the last of two equal keys silently; the callback sees every
+// key as it is parsed, with one key set per open object.
+json parse_header_rejecting_duplicates(std::string_view text, const std::string& origin) {
+  std::vector<std::set<std::string>> open_objects;
+  std::string duplicate;
+  const json::parser_callback_t callback = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) {
+      open_objects.emplace_back();
+    } else if (event == json::parse_event_t::object_end) {
+      open_objects.pop_back();
+    } else if (event == json::parse_event_t::key && !open_objects.empty()) {
+      const std::string key = parsed.get<std::string>();
+      if (!open_objects.back().insert(key).second && duplicate.empty()) duplicate = key;
+    }
+    return true;
+  };
+  json header;
+  try {
+    header = json::parse(text.begin(), text.end(), callback);
+  } catch (const json::exception& e) {
+    throw InvalidInput(origin, std::string("header is not valid JSON: ") + e.what());
+  }
+  if (!duplicate.empty()) throw InvalidInput(origin, "duplicate key '" + duplicate + "' in the header");
+  if (!header.is_object()) throw InvalidInput(origin, "header is not a JSON object");
+  return header;
+}
+
+uint64_t unsigned_field(const json& v, const std::string& origin, const std::string& what) {
+  if (!v.is_number_unsigned()) throw InvalidInput(origin, what + " is not a non-negative integer: " + v.dump());
+  return v.get<uint64_t>();
+}
+
+Entry parse_entry(const std::string& name, const json& info, const std::string& origin) {
+  const std::string where = "tensor '" + name + "'";
+  if (!info.is_object()) throw InvalidInput(origin, where + " is not an object: " + info.dump());
+  for (const char* key : {"dtype", "shape", "data_offsets"}) {
+    if (!info.contains(key)) throw InvalidInput(origin, where + " has no \"" + key + "\"");
+  }
+  Entry e{name, Dtype::U8, {}, 0, 0};
+  if (!info["dtype"].is_string()) throw InvalidInput(origin, where + " dtype is not a string");
+  try {
+    e.dtype = parse_dtype(info["dtype"].get<std::string>());
+  } catch (const InvalidInput& bad) {
+    throw InvalidInput(origin, where + ": " + bad.what());
+  }
+  if (!info["shape"].is_array()) throw InvalidInput(origin, where + " shape is not an array");
+  uint64_t count = 1;
+  bool overflow = false;
+  for (const json& extent : info["shape"]) {
+    const uint64_t x = unsigned_field(extent, origin, where + " shape extent");
+    if (x > uint64_t(std::numeric_limits<int64_t>::max())) overflow = true;
+    if (x != 0 && count > std::numeric_limits<uint64_t>::max() / 8 / x) overflow = true;
+    count *= x;
+    e.shape.push_back(int64_t(x));
+  }
+  const json& offsets = info["data_offsets"];
+  if (!offsets.is_array() || offsets.size() != 2) {
+    throw InvalidInput(origin, where + " data_offsets is not a pair [begin, end]: " + offsets.dump());
+  }
+  e.begin = unsigned_field(offsets[0], origin, where + " data_offsets begin");
+  e.end = unsigned_field(offsets[1], origin, where + " data_offsets end");
+  if (e.end < e.begin) {
+    throw InvalidInput(origin, where + " data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
+                                   ") are reversed");
+  }
+  if (overflow || count * dtype_size(e.dtype) != e.end - e.begin) {
+    throw InvalidInput(origin, where + " shape " + shape_string(e.shape) + " of " + std::string(to_string(e.dtype)) +
+                                   " disagrees with its " + std::to_string(e.end - e.begin) + " data bytes");
+  }
+  return e;
+}
+
+}  // namespace
+
+Safetensors parse_safetensors(std::span<const uint8_t> file, const std::string& origin) {
+  if (file.size() < 8) {
+    throw InvalidInput(origin, "truncated: " + std::to_string(file.size()) + " bytes, the header length alone takes 8");
+  }
+  const uint64_t header_bytes = read_u64_le(file.data());
+  if (header_bytes > kMaxHeaderBytes) {
+    throw InvalidInput(origin, "header length " + std::to_string(header_bytes) + " exceeds the limit of " +
+                                   std::to_string(kMaxHeaderBytes) + " bytes");
+  }
+  if (header_bytes > file.size() - 8) {
+    throw InvalidInput(origin, "truncated: header length " + std::to_string(header_bytes) + " but only " +
+                                   std::to_string(file.size() - 8) + " bytes follow it");
+  }
+  const std::string_view text(reinterpret_cast<const char*>(file.data() + 8), size_t(header_bytes));
+  const json header = parse_header_rejecting_duplicates(text, origin);
+  const std::span<const uint8_t> data = file.subspan(8 + size_t(header_bytes));
+
+  Safetensors st;
+  std::vector<Entry> entries;
+  for (const auto& [name, info] : header.items()) {
+    if (name == "__metadata__") {
+      if (!info.is_object()) throw InvalidInput(origin, "__metadata__ is not an object");
+      for (const auto& [key, value] : info.items()) {
+        if (!value.is_string()) {
+          throw InvalidInput(origin, "metadata '" + key + "' is not a string: " + value.dump());
+        }
+        st.metadata[key] = value.get<std::string>();
+      }
+      continue;
+    }
+    entries.push_back(parse_entry(name, info, origin));
+  }
+
+  // The tensors must tile [0, data.size()) exactly.
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return std::tie(a.begin, a.end) < std::tie(b.begin, b.end); });
+  uint64_t covered = 0;
+  for (const Entry& e : entries) {
+    const std::string range = "[" + std::to_string(e.begin) + ", " + std::to_string(e.end) + ")";
+    if (e.end > data.size()) {
+      throw InvalidInput(origin, "tensor '" + e.name + "' data_offsets " + range + " run past the " +
+                                     std::to_string(data.size()) + " data bytes (file truncated?)");
+    }
+    if (e.begin < covered) throw InvalidInput(origin, "tensor '" + e.name + "' data_offsets " + range + " overlap another tensor");
+    if (e.begin > covered) {
+      throw InvalidInput(origin, "gap of " + std::to_string(e.begin - covered) + " bytes before tensor '" + e.name +
+                                     "' at data offset " + std::to_string(covered));
+    }
+    covered = e.end;
+  }
+  if (covered != data.size()) {
+    throw InvalidInput(origin, std::to_string(data.size() - covered) + " data bytes after the last tensor (at offset " +
+                                   std::to_string(covered) + ")");
+  }
+  for (Entry& e : entries) {
+    st.put(e.name, e.dtype, std::move(e.shape),
+           std::vector<uint8_t>(data.begin() + ptrdiff_t(e.begin), data.begin() + ptrdiff_t(e.end)));
+  }
+  return st;
+}
+
+std::vector<uint8_t> serialize_safetensors(const Safetensors& st) {
+  nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  if (!st.metadata.empty()) {
+    nlohmann::ordered_json meta = nlohmann::ordered_json::object();
+    for (const auto& [key, value] : st.metadata) meta[key] = value;
+    header["__metadata__"] = meta;
+  }
+  uint64_t offset = 0;
+  for (const auto& [name, t] : st.tensors()) {
+    nlohmann::ordered_json entry = nlohmann::ordered_json::object();
+    entry["dtype"] = std::string(to_string(t.dtype));
+    entry["shape"] = t.shape;
+    entry["data_offsets"] = {offset, offset + t.bytes.size()};
+    header[name] = entry;
+    offset += t.bytes.size();
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');  // data starts 8-byte aligned, as safetensors writes it
+  std::vector<uint8_t> out(8 + text.size() + offset);
+  for (int i = 0; i < 8; ++i) out[size_t(i)] = uint8_t(uint64_t(text.size()) >> (8 * i));
+  std::memcpy(out.data() + 8, text.data(), text.size());
+  uint8_t* data = out.data() + 8 + text.size();
+  for (const auto& [name, t] : st.tensors()) {
+    if (!t.bytes.empty()) std::memcpy(data, t.bytes.data(), t.bytes.size());
+    data += t.bytes.size();
+  }
+  return out;
+}
+
+Safetensors read_safetensors(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InvalidInput(path, std::string("cannot open: ") + std::strerror(errno));
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw InvalidInput(path, "read error");
+  return parse_safetensors(bytes, path);
+}
+
+void write_file_atomically(const std::string& path, std::span<const uint8_t> bytes) {
+  const std::filesystem::path target(path);
+  const std::filesystem::path temp =
+      target.parent_path() / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()));
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InvalidInput(path, "cannot create " + temp.string() + ": " + std::strerror(errno));
+    out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+    out.flush();
+    if (!out) {
+      std::error_code ignored;
+      std::filesystem::remove(temp, ignored);
+      throw InvalidInput(path, "cannot write " + temp.string());
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, target, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(temp, ignored);
+    throw InvalidInput(path, "cannot rename the temporary file into place: " + ec.message());
+  }
+}
+
+void write_safetensors(const std::string& path, const Safetensors& st) {
+  write_file_atomically(path, serialize_safetensors(st));
+}
+
+}  // namespace dsa::dataset
