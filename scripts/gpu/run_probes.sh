@@ -28,7 +28,7 @@ main() {
   date -u +%Y-%m-%dT%H:%M:%SZ
   nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv,noheader || true
   nvcc --version | tail -n 2
-  echo "source commit: $(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)"
+  echo "source commit: ${PROBE_SOURCE_COMMIT:-$(git -C "$root" rev-parse --verify -q HEAD 2>/dev/null || echo unknown)}"
   (cd "$root" && sha256sum tools/probes/*.hpp tools/probes/*.cpp tools/probes/*.cu scripts/gpu/run_probes.sh)
 
   echo "== build (nvcc, sm_90a)"

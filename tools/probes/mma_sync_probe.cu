@@ -2,7 +2,8 @@
 // (ptxas emulates it on sm_90a: NUMERICS.md). Writes, in the shared layouts:
 //   probe_mma_sync_m16n8k32_e4m3.bin       single instructions, modes 0-3 (record index % 4)
 //   probe_mma_sync_m16n8k32_e4m3_edge.bin  single instructions, modes 4-7 (4 + record index % 4)
-//   probe_mma_sync_chain_k128_e4m3.bin     K = 128 chains of 4 (layout of the wgmma chain, M = 16)
+//   probe_mma_sync_chain_k128_e4m3.bin     K = 128 chains of 4 (the wgmma chain's layout with M = 16,
+//                                          after the project's 80-byte dump header)
 // after mapping tests whose every output is exact, so a wrong fragment layout stops here.
 #include <cstdio>
 
@@ -222,7 +223,9 @@ bool dump_chain(const Args& args, const char* name, int records, uint64_t seed) 
   OutputStats stats;
   for (int t = 0; t < records; ++t)
     for (size_t at = L.dc(); at < L.mode(); at += 4) stats.add(get_f32(dump.data() + L.bytes() * t + at));
-  return write_dump(args.out_dir, name, dump, size_t(records), stats) || args.dry_run;
+  // The shared README has no mma.sync chain layout: the header names model and shape for mma-check.
+  const std::vector<uint8_t> header = chain_dump_header("sm90_mma_sync_e4m3", L.m, L.n, uint64_t(records));
+  return write_dump(args.out_dir, name, dump, size_t(records), stats, header) || args.dry_run;
 }
 
 }  // namespace

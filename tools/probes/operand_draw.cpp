@@ -39,19 +39,25 @@ void half_negated(Rng& rng, const Tile& t) {
 }
 
 // B[n][k] depends only on k mod 2 and (k / 4) mod 4, so B[k] = B[k + 2] for k mod 4 in {0, 1}
-// and B[k] = B[k + 16]: the pairs of A below cancel exactly.
+// and B[k] = B[k + 16]: the pairs of A below cancel exactly. The sign of B[n][k] depends on k
+// alone, so a row of A can make every product -0 (where IEEE sums would give -0).
 void exact_pairs(Rng& rng, const Tile& t) {
+  auto pattern = [](int k) { return ((k >> 2) & 3) * 2 + (k & 1); };
   for (int s = 0; s < t.depth; s += kSlice) {
+    uint8_t sign[8];
+    for (auto& bit : sign) bit = uint8_t(rng.below(2) << 7);
     for (int n = 0; n < t.cols; ++n) {
       uint8_t base[8];
-      for (auto& code : base) code = rng.chance(0.1) ? e4m3_signed_zero(rng) : e4m3_random(rng);
-      for (int k = 0; k < kSlice; ++k) t.at_b(n, s + k) = base[((k >> 2) & 3) * 2 + (k & 1)];
+      for (int j = 0; j < 8; ++j)
+        base[j] = uint8_t(((rng.chance(0.1) ? 0 : e4m3_random(rng)) & 0x7f) | sign[j]);
+      for (int k = 0; k < kSlice; ++k) t.at_b(n, s + k) = base[pattern(k)];
     }
     for (int m = 0; m < t.rows; ++m) {
       auto a = [&](int k) -> uint8_t& { return t.at_a(m, s + k); };
       switch (m % 4) {
-        case 0:  // no product at all: every code +0 or -0
-          for (int k = 0; k < kSlice; ++k) a(k) = e4m3_signed_zero(rng);
+        case 0:  // no nonzero product: every product -0 (m % 8 == 0) or +-0 codes at random
+          for (int k = 0; k < kSlice; ++k)
+            a(k) = m % 8 == 0 ? uint8_t(kE4m3NegZero ^ sign[pattern(k)]) : e4m3_signed_zero(rng);
           break;
         case 1:  // k and k + 16: the same HMMA group of mma.sync
           for (int k = 0; k < kSlice / 2; ++k) {

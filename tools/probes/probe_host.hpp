@@ -187,11 +187,27 @@ struct OutputStats {
   }
 };
 
+// The 80-byte header of the project's own dumps (DumpHeader in reference/include/dsa/mma/dump_check.hpp),
+// for a layout the shared README lacks: magic, header_bytes, format (1 = chain), model name, m, n, k,
+// flags, record count, reserved. The records that follow keep their headerless layout.
+inline std::vector<uint8_t> chain_dump_header(const char* model, uint32_t m, uint32_t n, uint64_t records) {
+  std::vector<uint8_t> header(80, 0);
+  std::memcpy(header.data(), "DSAMMA01", 8);
+  const uint32_t fields[] = {80, 1};
+  std::memcpy(header.data() + 8, fields, sizeof fields);
+  std::strncpy(reinterpret_cast<char*>(header.data() + 16), model, 31);
+  const uint32_t shape[] = {m, n, uint32_t(kChainK), 0};
+  std::memcpy(header.data() + 48, shape, sizeof shape);
+  std::memcpy(header.data() + 64, &records, 8);
+  return header;
+}
+
 inline bool write_dump(const std::string& dir, const char* name, const std::vector<uint8_t>& dump, size_t records,
-                       const OutputStats& stats) {
+                       const OutputStats& stats, const std::vector<uint8_t>& header = {}) {
   const std::string path = dir + "/" + name;
   FILE* file = std::fopen(path.c_str(), "wb");
-  if (!file || std::fwrite(dump.data(), 1, dump.size(), file) != dump.size() || std::fclose(file) != 0) {
+  if (!file || std::fwrite(header.data(), 1, header.size(), file) != header.size() ||
+      std::fwrite(dump.data(), 1, dump.size(), file) != dump.size() || std::fclose(file) != 0) {
     std::fprintf(stderr, "cannot write %s\n", path.c_str());
     return false;
   }
