@@ -249,7 +249,7 @@ TEST(Safetensors, WritesAtomically) {
   EXPECT_EQ(argument_of([&] { read_safetensors(missing); }), missing);
   // A corrupted file names itself.
   std::vector<uint8_t> bytes = serialize_safetensors(fixture("cpp"));
-  bytes.resize(bytes.size() - 3);
+  bytes.erase(bytes.end() - 3, bytes.end());
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
   EXPECT_EQ(argument_of([&] { read_safetensors(path); }), path);
 }
