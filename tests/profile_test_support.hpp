@@ -58,7 +58,8 @@ inline float bf16_fma_exact(float a, float b, float c) {
   if (x.m == 0 || y.m == 0) return bf16_of_exact(z.m, z.e);
   if (z.m == 0) return bf16_of_exact(x.m * y.m, x.e + y.e);
   const int e = std::min(x.e + y.e, z.e);
-  return bf16_of_exact(((x.m * y.m) << (x.e + y.e - e)) + (z.m << (z.e - e)), e);
+  const auto pow2 = [](int k) { return __int128(1) << k; };  // (no shifts of negative values)
+  return bf16_of_exact(x.m * y.m * pow2(x.e + y.e - e) + z.m * pow2(z.e - e), e);
 }
 inline float bf16_add_exact(float a, float b) { return bf16_fma_exact(a, 1.0f, b); }
 inline float bf16_mul_exact(float a, float b) { return bf16_fma_exact(a, b, 0.0f); }
