@@ -141,6 +141,8 @@ TEST(OracleReport, AppendPrefixesLabelsAndAPassingReportPasses) {
   ASSERT_EQ(all.entries().size(), 2u);
   EXPECT_EQ(all.entries()[1].label, "case_2/logits");
   EXPECT_EQ(all.to_json().at("passed"), true);
+  all.add(Report::Entry{"case_1/manifest", "manifest", true, "manifest: PASS  sha256 matches", "", json::object()});
+  EXPECT_EQ(all.to_json().at("checks").at(2).at("check"), "manifest");
   all.append(failing_report(), "case_3/");
   EXPECT_FALSE(all.passed());
   EXPECT_EQ(all.to_json().at("checks_failed"), 3);

@@ -39,7 +39,7 @@ int64_t Report::failed_count() const {
 std::string Report::to_text() const {
   std::string out = title_.empty() ? "" : title_ + "\n";
   for (const auto& e : entries_)
-    if (!e.passed) out += fmt::format("[{}] {}", e.label, e.table);
+    if (!e.passed) out += fmt::format("[{}] {}", e.label, e.table.empty() ? e.summary + "\n" : e.table);
   for (const auto& e : entries_)
     if (e.passed) out += fmt::format("[{}] {}\n", e.label, e.summary);
   out += fmt::format("{} checks, {} failed: {}\n", entries_.size(), failed_count(), passed() ? "PASS" : "FAIL");

@@ -58,6 +58,8 @@ public:
   void add(std::string label, const SelectionVerdict& v);
   void add(std::string label, const DeterminismVerdict& v);
   void add(std::string label, const WrittenVerdict& v);
+  // A check of the caller's own (a manifest hash, a shape): `check` names it in the JSON.
+  void add(Entry entry) { entries_.push_back(std::move(entry)); }
   // Merges another report's entries, their labels prefixed with `prefix`.
   void append(const Report& other, std::string_view prefix = {});
 
