@@ -1,0 +1,161 @@
+// The per-row radix select of the top_k_per_row twin (radix_topk.hpp).
+#include "dsa/optimized/radix_topk.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "dsa/optimized/radix_keys.hpp"
+
+namespace dsa::optimized {
+
+namespace {
+
+constexpr int kBins = 2048;
+
+// Whatever a fresh SM's shared memory holds: arbitrary words (splitmix64).
+int32_t uninitialized_word(uint64_t slot) {
+  uint64_t z = slot * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return int32_t(uint32_t(z ^ (z >> 31)));
+}
+
+// The bin holding the need-th largest entry, scanning from the top bin, and
+// how many entries lie above it. bin = -1 when the histogram holds fewer than
+// `need` entries (impossible for a consistent histogram).
+struct Threshold {
+  int bin = -1;
+  int64_t above = 0;
+};
+Threshold find_threshold(const std::array<int32_t, kBins>& hist, int bins, int64_t need) {
+  int64_t cum = 0;
+  for (int b = bins - 1; b >= 0; --b) {
+    if (cum + hist[size_t(b)] >= need) return {b, cum};
+    cum += hist[size_t(b)];
+  }
+  return {-1, cum};
+}
+
+// Launches with the run-dependent tie order take odd launches in reverse.
+bool reversed_arrival(bool defect, uint64_t launch) { return defect && (launch & 1u); }
+
+}  // namespace
+
+RadixTopkSm::RadixTopkSm(RadixTopkConfig config, RadixTopkDefects defects) : config_(config), defects_(defects) {}
+
+void RadixTopkSm::select(const float* values, int64_t len, int k, int32_t* out, uint64_t launch) {
+  if (len <= k) {
+    for (int64_t i = 0; i < len; ++i) out[i] = int32_t(i);
+    if (!defects_.skip_short_row_tail) std::fill(out + len, out + k, -1);
+    return;
+  }
+  while (output_.size() < size_t(k)) output_.push_back(uninitialized_word(output_.size()));
+  found_ = 0;
+  const int64_t capacity = config_.final_capacity;
+  std::array<int32_t, kBins> hist;
+
+  // Step 0: the coarse pass on the fp16 key.
+  hist.fill(0);
+  bins_.resize(size_t(len));
+  for (int64_t i = 0; i < len; ++i) {
+    const uint32_t b = coarse_bin_2048(values[i]);
+    bins_[size_t(i)] = uint16_t(b);
+    ++hist[b];
+  }
+  const Threshold coarse = find_threshold(hist, kBins, k);
+  const bool coarse_is_last = hist[size_t(coarse.bin)] <= capacity;
+  if (coarse_is_last || defects_.emit_coarse_before_fine)
+    for (int64_t i = 0; i < len; ++i)
+      if (bins_[size_t(i)] > coarse.bin) output_[size_t(found_++)] = int32_t(i);
+  if (coarse_is_last) {
+    items_.clear();
+    for (int64_t i = 0; i < len; ++i)
+      if (bins_[size_t(i)] == coarse.bin) items_.push_back(int32_t(i));
+    take_best(items_, values, k - found_, launch);
+  } else {
+    // Steps 1..3 on the fp32 key: 11, 11 and 10 bits, each among the entries
+    // whose higher bits matched the previous cuts (step 1 matches all).
+    keys_.resize(size_t(len));
+    for (int64_t i = 0; i < len; ++i) keys_[size_t(i)] = order_key(values[i]);
+    uint32_t pattern = 0;
+    for (int step = 1; step <= 3; ++step) {
+      const int shift = step == 1 ? 21 : step == 2 ? 10 : 0;
+      const int bins = step == 3 ? 1024 : kBins;
+      const uint32_t mask = uint32_t(bins - 1);
+      const int match_shift = shift + (step == 3 ? 10 : 11);  // the bits fixed by earlier steps
+      auto matches = [&](uint32_t key) { return step == 1 || (key >> match_shift) == (pattern >> match_shift); };
+      hist.fill(0);
+      for (int64_t i = 0; i < len; ++i) {
+        const uint32_t key = keys_[size_t(i)];
+        if (matches(key)) ++hist[(key >> shift) & mask];
+      }
+      const Threshold cut = find_threshold(hist, bins, k - found_);
+      for (int64_t i = 0; i < len; ++i) {
+        const uint32_t key = keys_[size_t(i)];
+        if (matches(key) && int((key >> shift) & mask) > cut.bin) output_[size_t(found_++)] = int32_t(i);
+      }
+      if (cut.bin < 0) break;
+      const bool last = step == 3 || hist[size_t(cut.bin)] <= capacity;
+      if (last) {
+        items_.clear();
+        for (int64_t i = 0; i < len; ++i) {
+          const uint32_t key = keys_[size_t(i)];
+          if (matches(key) && int((key >> shift) & mask) == cut.bin) items_.push_back(int32_t(i));
+        }
+        if (step == 3)
+          take_in_arrival_order(items_, k - found_, launch);  // equal keys: nothing left to sort
+        else
+          take_best(items_, values, k - found_, launch);
+        break;
+      }
+      pattern |= uint32_t(cut.bin) << shift;
+    }
+  }
+  std::copy(output_.begin(), output_.begin() + k, out);
+}
+
+// The bounded final buffer: sorted by key, descending, ties in arrival order.
+void RadixTopkSm::take_best(std::vector<int32_t>& items, const float* values, int need, uint64_t launch) {
+  if (defects_.ieee_final_rank) {
+    rank_by_ieee(items, values, need);
+    return;
+  }
+  if (reversed_arrival(defects_.run_dependent_ties, launch)) std::reverse(items.begin(), items.end());
+  // key above, complemented arrival position below: larger = better.
+  std::vector<uint64_t> order(items.size());
+  for (size_t p = 0; p < items.size(); ++p)
+    order[p] = (uint64_t(order_key(values[items[p]])) << 32) | (0xffffffffu - uint32_t(p));
+  const size_t chosen = std::min(order.size(), size_t(need));
+  std::partial_sort(order.begin(), order.begin() + ptrdiff_t(chosen), order.end(), std::greater<>());
+  std::vector<int32_t> ranked(chosen);
+  for (size_t i = 0; i < chosen; ++i) ranked[i] = items[0xffffffffu - uint32_t(order[i] & 0xffffffffu)];
+  const bool split_tie = chosen >= 2 && chosen < order.size() && (order[chosen - 1] >> 32) == (order[chosen] >> 32) &&
+                         (order[chosen - 2] >> 32) == (order[chosen - 1] >> 32);
+  if (defects_.duplicate_split_tie && split_tie) ranked[chosen - 1] = ranked[chosen - 2];
+  for (size_t i = 0; i < chosen; ++i) output_[size_t(found_++)] = ranked[i];
+}
+
+// Step 3's threshold bin holds equal keys: the first `need` to arrive win.
+void RadixTopkSm::take_in_arrival_order(std::vector<int32_t>& items, int need, uint64_t launch) {
+  if (reversed_arrival(defects_.run_dependent_ties, launch)) std::reverse(items.begin(), items.end());
+  const size_t chosen = std::min(items.size(), size_t(need));
+  if (defects_.duplicate_split_tie && chosen >= 2 && chosen < items.size()) items[chosen - 1] = items[chosen - 2];
+  for (size_t i = 0; i < chosen; ++i) output_[size_t(found_++)] = items[i];
+}
+
+// vLLM's insertion ranking: entry p goes to slot #{q : v_p < v_q or (v_p ==
+// v_q and p < q)}. A NaN compares false with everything and ranks 0.
+void RadixTopkSm::rank_by_ieee(const std::vector<int32_t>& items, const float* values, int need) {
+  for (size_t p = 0; p < items.size(); ++p) {
+    const float v = values[items[p]];
+    int64_t rank = 0;
+    for (size_t q = 0; q < items.size(); ++q) {
+      const float w = values[items[q]];
+      if (v < w || (v == w && p < q)) ++rank;
+    }
+    if (rank < need) output_[size_t(found_ + rank)] = items[p];
+  }
+  found_ += need;
+}
+
+}  // namespace dsa::optimized
