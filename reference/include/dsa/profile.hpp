@@ -116,7 +116,7 @@ public:
   static constexpr int kMaxSlots = 128;  // live registers at once at most
 
 private:
-  const Profile* profile_;
+  Profile profile_;  // a copy: a program never depends on the lifetime of the profile it came from
   int heads_;
   int num_registers_;
   std::vector<ReduceStep> steps_;

@@ -112,7 +112,7 @@ void run_bf16(Op op, float w, const float* r, const float* a, const float* b, co
 
 }  // namespace
 
-ReductionProgram::ReductionProgram(const Profile& profile, int heads) : profile_(&profile), heads_(heads) {
+ReductionProgram::ReductionProgram(const Profile& profile, int heads) : profile_(profile), heads_(heads) {
   if (!profile.build_reduction) throw InvalidInput("profile", profile.name + " has no reduction program");
   if (heads <= 0) throw InvalidInput("heads", std::to_string(heads) + " heads");
   std::vector<ReduceStep> program = profile.build_reduction(heads);
@@ -190,7 +190,7 @@ void ReductionProgram::run(const float* dots, const float* weights, const float*
   if (count < 0 || count > kBlock)
     throw InvalidInput("count", std::to_string(count) + " tokens in one block (at most " + std::to_string(kBlock) + ")");
   if (count == 0) return;
-  const Profile& p = *profile_;
+  const Profile& p = profile_;
   if (p.weights == Precision::bf16) p.require_weights(std::span<const float>(weights, size_t(heads_)));
   if (!p.applies_k_scale) scales = nullptr;
 
