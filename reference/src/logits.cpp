@@ -21,15 +21,6 @@ namespace {
 constexpr int64_t kTile = 1024;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-void require_weights_precision(const Profile& profile, const std::vector<float>& weights, int32_t heads) {
-  if (profile.weights != Precision::bf16) return;
-  for (size_t i = 0; i < weights.size(); ++i)
-    if (round_to_bf16(weights[i]) != weights[i])
-      throw InvalidInput("weights", "profile " + profile.name + " takes bf16 weights, but weights[" +
-                                        std::to_string(i / size_t(heads)) + "][" + std::to_string(i % size_t(heads)) +
-                                        "] = " + std::to_string(weights[i]) + " is not a bf16 value");
-}
-
 detail::KTile tile_of(const GatheredK& k, int32_t head_dim) {
   return {k.element, head_dim, k.num_tokens, k.codes.data(), k.scales.empty() ? nullptr : k.scales.data(),
           k.block_scales.empty() ? nullptr : k.block_scales.data()};
@@ -46,7 +37,7 @@ detail::QueryRows request_rows(const DecodeProblem& p, int64_t b) {
 void prepare(const DecodeProblem& p, const Profile& profile) {
   p.validate();
   profile.require(p.element);
-  require_weights_precision(profile, p.weights, p.heads);
+  profile.require_weights(p.weights, p.heads);
 }
 
 }  // namespace
@@ -151,7 +142,7 @@ std::vector<std::vector<float>> decode_logits_at(const DecodeProblem& p, const P
 LogitsResult prefill_logits(const PrefillProblem& p, const Profile& profile, const LogitsOptions& options) {
   p.validate();
   profile.require(p.element);
-  require_weights_precision(profile, p.weights, p.heads);
+  profile.require_weights(p.weights, p.heads);
   const ReductionProgram program(profile, p.heads);
   LogitsResult result;
   result.logits = {p.rows, p.num_k, std::vector<float>(size_t(p.rows) * size_t(p.num_k), kNegInf)};
