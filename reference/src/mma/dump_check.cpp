@@ -117,8 +117,11 @@ int64_t DumpLayout::record_bytes(Model model, DumpFormat format) const {
 
 DumpLayout headerless_layout(Model model, DumpFormat format) {
   DumpLayout l;
-  if (format == DumpFormat::chain) {  // the H200 wgmma chain layout: m64 n8, K = 128
-    l.m = 64, l.n = 8, l.k = 128, l.trailing_bytes = 4;
+  if (format == DumpFormat::chain) {
+    // The H200 wgmma chain layout (K = 128, mode, 4 bytes of padding) with the
+    // instruction's own M and N (the probes' mma.sync chains: m16 n8).
+    l = headerless_layout(model, DumpFormat::single);
+    l.k = 128, l.has_mode = true, l.has_scale_d = false, l.trailing_bytes = 4;
     return l;
   }
   switch (model) {

@@ -1,0 +1,157 @@
+// The models' interface: names, shapes, and that every entry point (one
+// instruction, chains, bulk chain_dots) computes the same chain.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "dsa/error.hpp"
+#include "dsa/formats.hpp"
+#include "dsa/mma/models.hpp"
+#include "dsa/rng.hpp"
+#include "mma_test_support.hpp"
+
+namespace dsa::mma {
+namespace {
+
+using testing::bits;
+
+std::vector<Model> instruction_models() {
+  std::vector<Model> out;
+  for (Model m : all_models())
+    if (m != Model::exact) out.push_back(m);
+  return out;
+}
+
+// Random non-NaN codes of the model's format, with a share of zeros and of
+// wide exponents, so that truncation happens often.
+std::vector<uint8_t> random_codes(Rng& rng, Fp8Format f, size_t n) {
+  std::vector<uint8_t> out(n);
+  for (auto& c : out) {
+    do {
+      c = rng.bernoulli(0.1) ? 0 : uint8_t(rng.next_u32());
+    } while (fp8_is_nan(f, c));
+  }
+  return out;
+}
+
+TEST(MmaModels, NamesRoundTrip) {
+  for (Model m : all_models()) EXPECT_EQ(m, parse_model(to_string(m)));
+  EXPECT_EQ(Model::sm90_wgmma_e4m3, parse_model("sm90_wgmma_e4m3"));
+  EXPECT_THROW(parse_model("sm90_wgmma"), InvalidInput);
+  EXPECT_EQ(16, instruction_k(Model::cdna3_mfma_f32_32x32x16_fp8));
+  EXPECT_EQ(32, instruction_k(Model::cdna3_mfma_f32_16x16x32_fp8));
+  EXPECT_EQ(Fp8Format::e4m3fnuz, operand_format(Model::cdna3_mfma_f32_16x16x32_fp8));
+  EXPECT_EQ(Fp8Format::e4m3fn, operand_format(Model::sm100_tcgen05_f8f6f4_e4m3));
+}
+
+TEST(MmaModels, RejectsBadLengths) {
+  std::vector<uint8_t> codes(64, 0x38);
+  for (Model m : all_models()) {
+    EXPECT_THROW(chain(m, codes.data(), codes.data(), 48 % instruction_k(m) ? 48 : 8), InvalidInput);
+    EXPECT_THROW(chain(m, codes.data(), codes.data(), 0), InvalidInput);
+  }
+  float out = 0;
+  EXPECT_THROW(chain_dots(Model::sm90_wgmma_e4m3, codes.data(), 0, codes.data(), 1, 32, &out), InvalidInput);
+}
+
+TEST(MmaModels, ChainDotsIsTheChainOfEveryPair) {
+  Rng rng(7);
+  const int heads = 5, tokens = 23, d = 128;
+  for (Model m : all_models()) {
+    const Fp8Format f = operand_format(m);
+    const auto q = random_codes(rng, f, size_t(heads) * d), k = random_codes(rng, f, size_t(tokens) * d);
+    std::vector<float> out(size_t(heads) * tokens);
+    chain_dots(m, q.data(), heads, k.data(), tokens, d, out.data());
+    for (int n = 0; n < tokens; ++n)
+      for (int h = 0; h < heads; ++h)
+        ASSERT_EQ(bits(chain(m, q.data() + h * d, k.data() + n * d, d)), bits(out[size_t(n) * heads + h]))
+            << to_string(m) << " token " << n << " head " << h;
+  }
+}
+
+TEST(MmaModels, ChainIsInstructionsInSequence) {
+  Rng rng(11);
+  for (Model m : instruction_models()) {
+    const int ik = instruction_k(m), len = 4 * ik;
+    for (int trial = 0; trial < 50; ++trial) {
+      const auto a = random_codes(rng, operand_format(m), size_t(len)),
+                 b = random_codes(rng, operand_format(m), size_t(len));
+      const float c = float(rng.normal() * std::ldexp(1.0, int(rng.uniform_int(-30, 30))));
+      float acc = instruction(m, a.data(), b.data(), c, true), zero = instruction(m, a.data(), b.data(), c, false);
+      for (int j = 1; j < 4; ++j) {
+        acc = instruction(m, a.data() + j * ik, b.data() + j * ik, acc, true);
+        zero = instruction(m, a.data() + j * ik, b.data() + j * ik, zero, true);
+      }
+      ASSERT_EQ(bits(acc), bits(chain_from(m, a.data(), b.data(), len, c))) << to_string(m);
+      ASSERT_EQ(bits(zero), bits(chain(m, a.data(), b.data(), len))) << to_string(m);
+    }
+  }
+}
+
+TEST(MmaModels, CdnaFormsAgreeOnGroups) {
+  // 16x16x32 is two groups of 16 in sequence: a chain of two 32x32x16 groups.
+  Rng rng(13);
+  for (int trial = 0; trial < 200; ++trial) {
+    const auto a = random_codes(rng, Fp8Format::e4m3fnuz, 32), b = random_codes(rng, Fp8Format::e4m3fnuz, 32);
+    const float c = float(rng.normal());
+    ASSERT_EQ(bits(instruction(Model::cdna3_mfma_f32_16x16x32_fp8, a.data(), b.data(), c, true)),
+              bits(chain_from(Model::cdna3_mfma_f32_32x32x16_fp8, a.data(), b.data(), 32, c)));
+  }
+}
+
+TEST(MmaModels, NarrowSumsAreExactInEveryModel) {
+  // Small integers (|a|, |b| <= 7 with one exponent): every partial sum fits
+  // 13 bits, so every model gives the exact value.
+  Rng rng(17);
+  for (Model m : all_models()) {
+    const Fp8Format f = operand_format(m);
+    for (int trial = 0; trial < 50; ++trial) {
+      std::vector<uint8_t> a(128), b(128);
+      for (int k = 0; k < 128; ++k) {
+        a[size_t(k)] = float_to_fp8(f, float(rng.uniform_int(-7, 7)));
+        b[size_t(k)] = float_to_fp8(f, float(rng.uniform_int(-7, 7)));
+      }
+      double exact = 0;
+      for (int k = 0; k < 128; ++k) exact += double(fp8_to_float(f, a[size_t(k)])) * fp8_to_float(f, b[size_t(k)]);
+      EXPECT_EQ(bits(float(exact)), bits(chain(m, a.data(), b.data(), 128))) << to_string(m);
+    }
+  }
+}
+
+TEST(MmaModels, ExactIsOneRoundingOfTheExactSum) {
+  Rng rng(19);
+  for (int trial = 0; trial < 200; ++trial) {
+    const auto a = random_codes(rng, Fp8Format::e4m3fn, 256), b = random_codes(rng, Fp8Format::e4m3fn, 256);
+    double exact = 0;  // exact in double (NUMERICS "Exact sums")
+    for (int k = 0; k < 256; ++k) exact += double(e4m3fn_to_float(a[size_t(k)])) * e4m3fn_to_float(b[size_t(k)]);
+    ASSERT_EQ(bits(float(exact)), bits(chain(Model::exact, a.data(), b.data(), 256)));
+  }
+  // With C: 2^100 + 1 rounds to 2^100, 2^-100 + a product keeps the product.
+  std::vector<uint8_t> one(32, 0);
+  one[0] = 0x38;  // 1.0
+  EXPECT_EQ(bits(std::ldexp(1.0f, 100)), bits(chain_from(Model::exact, one.data(), one.data(), 32, std::ldexp(1.0f, 100))));
+  // 64 + 2^-18 is a tie in fp32 (ulp 2^-17); C = 2^-149 breaks it upward.
+  // A double sum would lose the C and round the tie to even (64).
+  std::vector<uint8_t> a(32, 0), b(32, 0);
+  a[0] = b[0] = float_to_e4m3fn(8);
+  a[1] = b[1] = float_to_e4m3fn(std::ldexp(1.0f, -9));
+  EXPECT_EQ(bits(64.0f + std::ldexp(1.0f, -17)),
+            bits(chain_from(Model::exact, a.data(), b.data(), 32, std::ldexp(1.0f, -149))));
+  EXPECT_EQ(bits(64.0f), bits(chain(Model::exact, a.data(), b.data(), 32)));
+}
+
+TEST(MmaModels, ModelsDifferWhereTheDatapathsDiffer) {
+  // Cancellation with a small remainder: 13-bit wgmma loses it, 25-bit models keep it.
+  std::vector<uint8_t> a(32, 0), b(32, 0);
+  a[0] = float_to_e4m3fn(256), b[0] = float_to_e4m3fn(256);
+  a[1] = float_to_e4m3fn(-256), b[1] = float_to_e4m3fn(240);
+  a[2] = float_to_e4m3fn(0.1875f), b[2] = float_to_e4m3fn(std::ldexp(1.0f, -6));
+  const float wgmma = instruction(Model::sm90_wgmma_e4m3, a.data(), b.data(), 0, false);
+  const float tc = instruction(Model::sm100_tcgen05_f8f6f4_e4m3, a.data(), b.data(), 0, false);
+  EXPECT_EQ(4096.0f, wgmma);
+  EXPECT_EQ(4096.0f + std::ldexp(1.0f, -9), tc);
+}
+
+}  // namespace
+}  // namespace dsa::mma

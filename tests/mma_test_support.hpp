@@ -1,0 +1,69 @@
+// Hand-worked matrix-unit cases: operand vectors built from exact values.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "dsa/formats.hpp"
+#include "dsa/mma/models.hpp"
+
+namespace dsa::mma::testing {
+
+inline float p2(int e) { return std::ldexp(1.0f, e); }
+inline constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// The bits of a float, for messages and for telling +0 from -0.
+inline uint32_t bits(float v) { return std::bit_cast<uint32_t>(v); }
+
+inline uint8_t code_of(Fp8Format f, float v) {
+  const uint8_t c = float_to_fp8(f, v);
+  if (fp8_to_float(f, c) != v) throw std::invalid_argument("not exactly representable: " + std::to_string(v));
+  return c;
+}
+
+// a[k] * b[k] pairs on a zero background, K codes of the model's format.
+class Dot {
+public:
+  explicit Dot(Model m, int k_len = 0) : format_(operand_format(m)) {
+    const int k = k_len ? k_len : instruction_k(m);
+    a_.assign(size_t(k), 0);
+    b_.assign(size_t(k), 0);
+  }
+  Dot& at(int k, float a, float b) {
+    a_.at(size_t(k)) = code_of(format_, a);
+    b_.at(size_t(k)) = code_of(format_, b);
+    return *this;
+  }
+  Dot& code_at(int k, uint8_t a, uint8_t b) {
+    a_.at(size_t(k)) = a;
+    b_.at(size_t(k)) = b;
+    return *this;
+  }
+  const uint8_t* a() const { return a_.data(); }
+  const uint8_t* b() const { return b_.data(); }
+  int size() const { return int(a_.size()); }
+
+private:
+  Fp8Format format_;
+  std::vector<uint8_t> a_, b_;
+};
+
+// Bitwise equality (NaN equals NaN).
+#define EXPECT_SAME_FLOAT(expected, got)                                                               \
+  do {                                                                                                 \
+    const float e_ = (expected), g_ = (got);                                                           \
+    if (std::isnan(e_))                                                                                \
+      EXPECT_TRUE(std::isnan(g_)) << "got " << g_;                                                     \
+    else                                                                                               \
+      EXPECT_EQ(::dsa::mma::testing::bits(e_), ::dsa::mma::testing::bits(g_)) << "expected " << e_   \
+                                                                               << ", got " << g_;      \
+  } while (0)
+
+}  // namespace dsa::mma::testing
