@@ -74,7 +74,7 @@ TEST(TwinTopk, ManyRandomRows) {
   // Random lengths and kinds, many rows per call (rows share SMs and blocks).
   Rng pick(2024);
   for (const Twin& twin : twins())
-    for (int trial = 0; trial < 6; ++trial) {
+    for (int trial = 0; trial < 40; ++trial) {
       const int k = int(pick.uniform_int(1, 40));
       std::vector<int64_t> lens;
       for (int r = 0; r < 37; ++r) lens.push_back(pick.uniform_int(0, 150));

@@ -36,4 +36,13 @@ inline void check_topk_output(const TopkIndices& out, int64_t rows) {
                                            std::to_string(rows) + ", " + std::to_string(out.k) + "]");
 }
 
+// Whether a call has enough columns to pay for a parallel region (on a busy
+// machine a region costs more than a few thousand short rows).
+inline bool worth_threads(const RowBounds& bounds) {
+  if (bounds.rows() < 2) return false;
+  int64_t columns = 0;
+  for (int64_t r = 0; r < bounds.rows(); ++r) columns += bounds.end[size_t(r)] - bounds.start[size_t(r)];
+  return columns >= (int64_t(1) << 16);
+}
+
 }  // namespace dsa::optimized::detail

@@ -68,7 +68,7 @@ public:
     detail::check_topk_output(out, logits.rows);
     const int64_t num_sms = int64_t(sms_.size());
     const int64_t S = candidates.block_size;
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if (detail::worth_threads(bounds))
     for (int64_t sm = 0; sm < num_sms; ++sm) {
       std::vector<float> compact;
       std::vector<int32_t> position;

@@ -5,6 +5,7 @@
 
 #include "call_checks.hpp"
 #include "dsa/optimized/radix_keys.hpp"
+#include "radix_passes.hpp"
 
 namespace dsa::optimized {
 
@@ -17,22 +18,6 @@ int32_t uninitialized_word(uint64_t slot) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return int32_t(uint32_t(z ^ (z >> 31)));
-}
-
-// The bin of the need-th largest entry from the top, and the count above it;
-// bin -1 when the histogram holds fewer than `need` entries (a polluted or
-// truncated state: only the defects reach it).
-struct Threshold {
-  int bin = -1;
-  int64_t above = 0;
-};
-Threshold find_threshold(const std::array<int32_t, kBins>& hist, int64_t need) {
-  int64_t cum = 0;
-  for (int b = kBins - 1; b >= 0; --b) {
-    if (cum + hist[size_t(b)] >= need) return {b, cum};
-    cum += hist[size_t(b)];
-  }
-  return {-1, cum};
 }
 
 }  // namespace
@@ -60,95 +45,85 @@ void PersistentTopkBlock::select(const float* values, int64_t len, int k, int32_
   }
   while (output_.size() < size_t(k)) output_.push_back(uninitialized_word(output_.size()));
   found_ = 0;
-  keys_.resize(size_t(len));
-  for (int64_t i = 0; i < len; ++i) keys_[size_t(i)] = order_key(values[i]);
   if (len < config_.radix_min_len) {
     filtered(values, len, k);
   } else {
     const int64_t ring_row = defects_.ring_follows_row_counter ? row_iter : radix_iter_;
     ++radix_iter_;
-    radix_from_pass_ = ring_row * 4;
-    radix(len, k, true);
+    whole_row(values, len);
+    radix_passes(k, ring_row * 4);
   }
   std::copy(output_.begin(), output_.begin() + k, out);
 }
 
-void PersistentTopkBlock::filtered(const float* values, int64_t len, int k) {
-  local_hist_.fill(0);
-  bins_.resize(size_t(len));
+void PersistentTopkBlock::whole_row(const float* values, int64_t len) {
+  found_ = 0;
+  candidates_.resize(size_t(len));
+  keys_.resize(size_t(len));
   for (int64_t i = 0; i < len; ++i) {
-    const uint32_t b = coarse_bin_256(values[i]);
-    bins_[size_t(i)] = uint8_t(b);
-    ++local_hist_[b];
+    candidates_[size_t(i)] = int32_t(i);
+    keys_[size_t(i)] = order_key(values[i]);
   }
-  const Threshold cut = find_threshold(local_hist_, k);
-  const int64_t in_bin = local_hist_[size_t(cut.bin)];
-  if (in_bin > config_.candidate_capacity && !defects_.drop_candidate_overflow) {
-    radix(len, k, false);  // the buffer cannot hold the bin: refine over the whole row
+}
+
+void PersistentTopkBlock::filtered(const float* values, int64_t len, int k) {
+  std::array<int32_t, kBins> hist{};
+  bins_.resize(size_t(len));
+  uint8_t* bins = bins_.data();
+  for (int64_t i = 0; i < len; ++i) bins[i] = uint8_t(coarse_bin_256(values[i]));
+  detail::add_histogram<kBins>(len, [bins](int64_t i) { return bins[i]; }, hist);
+  const detail::Threshold cut = detail::find_threshold<kBins>(hist, kBins, k);
+  if (hist[size_t(cut.bin)] > config_.candidate_capacity && !defects_.drop_candidate_overflow) {
+    whole_row(values, len);  // the buffer cannot hold the bin: refine over the whole row
+    radix_passes(k, -1);
     return;
   }
   candidates_.clear();
+  keys_.clear();
   for (int64_t i = 0; i < len; ++i) {
-    const int b = bins_[size_t(i)];
-    if (b > cut.bin)
+    if (bins[i] > cut.bin) {
       output_[size_t(found_++)] = int32_t(i);
-    else if (b == cut.bin && int64_t(candidates_.size()) < config_.candidate_capacity)
+    } else if (bins[i] == cut.bin && int64_t(candidates_.size()) < config_.candidate_capacity) {
       candidates_.push_back(int32_t(i));  // past the capacity an entry is lost (the defect's path)
+      keys_.push_back(order_key(values[i]));
+    }
   }
-  refine_candidates(k);
+  radix_passes(k, -1);
 }
 
 // Four 8-bit passes over the candidates' fp32 keys, each keeping the entries
-// of its threshold bin; the last bin's equal keys go in buffer order.
-void PersistentTopkBlock::refine_candidates(int k) {
+// of its threshold bin (the GPU's radix path rescans the row and matches the
+// bytes fixed so far: the same entries in the same scan order). The last
+// bin's equal keys go in scan order. first_ring_pass < 0: a private
+// histogram instead of the ring.
+void PersistentTopkBlock::radix_passes(int k, int64_t first_ring_pass) {
+  std::array<int32_t, kBins> local{};
   for (int pass = 0; pass < 4; ++pass) {
     const int shift = 24 - 8 * pass;
-    local_hist_.fill(0);
-    for (const int32_t i : candidates_) ++local_hist_[(keys_[size_t(i)] >> shift) & 0xffu];
-    const Threshold cut = find_threshold(local_hist_, k - found_);
-    size_t kept = 0;
-    for (const int32_t i : candidates_) {
-      const int digit = int((keys_[size_t(i)] >> shift) & 0xffu);
-      if (digit > cut.bin)
-        output_[size_t(found_++)] = i;
-      else if (digit == cut.bin)
-        candidates_[kept++] = i;
+    int32_t* cand = candidates_.data();
+    uint32_t* keys = keys_.data();
+    const int64_t n = int64_t(candidates_.size());
+    std::array<int32_t, kBins>* hist = &local;
+    if (first_ring_pass >= 0)
+      hist = &ring_pass(first_ring_pass + pass);
+    else
+      local.fill(0);
+    detail::add_histogram<kBins>(n, [keys, shift](int64_t i) { return (keys[i] >> shift) & 0xffu; }, *hist);
+    const detail::Threshold cut = detail::find_threshold<kBins>(*hist, kBins, k - found_);
+    int64_t kept = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const int d = int((keys[i] >> shift) & 0xffu);
+      if (d > cut.bin) output_[size_t(found_++)] = cand[i];
+      cand[kept] = cand[i];
+      keys[kept] = keys[i];
+      kept += d == cut.bin;
     }
-    candidates_.resize(kept);
+    candidates_.resize(size_t(kept));
+    keys_.resize(size_t(kept));
     if (cut.bin < 0) return;
   }
   const size_t take = std::min(candidates_.size(), size_t(k - found_));
   for (size_t i = 0; i < take; ++i) output_[size_t(found_++)] = candidates_[i];
-}
-
-// Four 8-bit passes over the whole row; pass p histograms the entries whose
-// higher bytes equal the cuts of passes 0..p-1.
-void PersistentTopkBlock::radix(int64_t len, int k, bool use_ring) {
-  found_ = 0;
-  uint32_t pattern = 0;
-  for (int pass = 0; pass < 4; ++pass) {
-    const int shift = 24 - 8 * pass;
-    const int match_shift = shift + 8;
-    auto matches = [&](uint32_t key) { return pass == 0 || (key >> match_shift) == (pattern >> match_shift); };
-    std::array<int32_t, kBins>* hist = &local_hist_;
-    if (use_ring)
-      hist = &ring_pass(radix_from_pass_ + pass);
-    else
-      local_hist_.fill(0);
-    for (int64_t i = 0; i < len; ++i) {
-      const uint32_t key = keys_[size_t(i)];
-      if (matches(key)) ++(*hist)[(key >> shift) & 0xffu];
-    }
-    const Threshold cut = find_threshold(*hist, k - found_);
-    for (int64_t i = 0; i < len; ++i) {
-      const uint32_t key = keys_[size_t(i)];
-      if (matches(key) && int((key >> shift) & 0xffu) > cut.bin) output_[size_t(found_++)] = int32_t(i);
-    }
-    if (cut.bin < 0) return;
-    pattern |= uint32_t(cut.bin) << shift;
-  }
-  for (int64_t i = 0; i < len && found_ < k; ++i)
-    if (keys_[size_t(i)] == pattern) output_[size_t(found_++)] = int32_t(i);
 }
 
 namespace {
@@ -169,7 +144,7 @@ public:
     detail::check_row_bounds(logits, bounds);
     detail::check_topk_output(out, logits.rows);
     const int64_t num_blocks = int64_t(blocks_.size());
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if (detail::worth_threads(bounds))
     for (int64_t b = 0; b < num_blocks; ++b) {
       PersistentTopkBlock& block = blocks_[size_t(b)];
       block.begin_launch();

@@ -5,6 +5,7 @@
 #include <array>
 
 #include "dsa/optimized/radix_keys.hpp"
+#include "radix_passes.hpp"
 
 namespace dsa::optimized {
 
@@ -18,22 +19,6 @@ int32_t uninitialized_word(uint64_t slot) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return int32_t(uint32_t(z ^ (z >> 31)));
-}
-
-// The bin holding the need-th largest entry, scanning from the top bin, and
-// how many entries lie above it. bin = -1 when the histogram holds fewer than
-// `need` entries (impossible for a consistent histogram).
-struct Threshold {
-  int bin = -1;
-  int64_t above = 0;
-};
-Threshold find_threshold(const std::array<int32_t, kBins>& hist, int bins, int64_t need) {
-  int64_t cum = 0;
-  for (int b = bins - 1; b >= 0; --b) {
-    if (cum + hist[size_t(b)] >= need) return {b, cum};
-    cum += hist[size_t(b)];
-  }
-  return {-1, cum};
 }
 
 // Launches with the run-dependent tie order take odd launches in reverse.
@@ -52,63 +37,66 @@ void RadixTopkSm::select(const float* values, int64_t len, int k, int32_t* out, 
   while (output_.size() < size_t(k)) output_.push_back(uninitialized_word(output_.size()));
   found_ = 0;
   const int64_t capacity = config_.final_capacity;
-  std::array<int32_t, kBins> hist;
+  std::array<int32_t, kBins> hist{};
 
   // Step 0: the coarse pass on the fp16 key.
-  hist.fill(0);
   bins_.resize(size_t(len));
-  for (int64_t i = 0; i < len; ++i) {
-    const uint32_t b = coarse_bin_2048(values[i]);
-    bins_[size_t(i)] = uint16_t(b);
-    ++hist[b];
+  uint16_t* bins = bins_.data();
+  for (int64_t i = 0; i < len; ++i) bins[i] = uint16_t(coarse_bin_2048(values[i]));
+  detail::add_histogram<kBins>(len, [bins](int64_t i) { return bins[i]; }, hist);
+  const detail::Threshold coarse = detail::find_threshold<kBins>(hist, kBins, k);
+  if (hist[size_t(coarse.bin)] <= capacity) {
+    candidates_.clear();
+    for (int64_t i = 0; i < len; ++i) {
+      if (bins[i] > coarse.bin)
+        output_[size_t(found_++)] = int32_t(i);
+      else if (bins[i] == coarse.bin)
+        candidates_.push_back(int32_t(i));
+    }
+    take_best(candidates_, values, k - found_, launch);
+    std::copy(output_.begin(), output_.begin() + k, out);
+    return;
   }
-  const Threshold coarse = find_threshold(hist, kBins, k);
-  const bool coarse_is_last = hist[size_t(coarse.bin)] <= capacity;
-  if (coarse_is_last || defects_.emit_coarse_before_fine)
+  if (defects_.emit_coarse_before_fine)
     for (int64_t i = 0; i < len; ++i)
-      if (bins_[size_t(i)] > coarse.bin) output_[size_t(found_++)] = int32_t(i);
-  if (coarse_is_last) {
-    items_.clear();
-    for (int64_t i = 0; i < len; ++i)
-      if (bins_[size_t(i)] == coarse.bin) items_.push_back(int32_t(i));
-    take_best(items_, values, k - found_, launch);
-  } else {
-    // Steps 1..3 on the fp32 key: 11, 11 and 10 bits, each among the entries
-    // whose higher bits matched the previous cuts (step 1 matches all).
-    keys_.resize(size_t(len));
-    for (int64_t i = 0; i < len; ++i) keys_[size_t(i)] = order_key(values[i]);
-    uint32_t pattern = 0;
-    for (int step = 1; step <= 3; ++step) {
-      const int shift = step == 1 ? 21 : step == 2 ? 10 : 0;
-      const int bins = step == 3 ? 1024 : kBins;
-      const uint32_t mask = uint32_t(bins - 1);
-      const int match_shift = shift + (step == 3 ? 10 : 11);  // the bits fixed by earlier steps
-      auto matches = [&](uint32_t key) { return step == 1 || (key >> match_shift) == (pattern >> match_shift); };
-      hist.fill(0);
-      for (int64_t i = 0; i < len; ++i) {
-        const uint32_t key = keys_[size_t(i)];
-        if (matches(key)) ++hist[(key >> shift) & mask];
-      }
-      const Threshold cut = find_threshold(hist, bins, k - found_);
-      for (int64_t i = 0; i < len; ++i) {
-        const uint32_t key = keys_[size_t(i)];
-        if (matches(key) && int((key >> shift) & mask) > cut.bin) output_[size_t(found_++)] = int32_t(i);
-      }
-      if (cut.bin < 0) break;
-      const bool last = step == 3 || hist[size_t(cut.bin)] <= capacity;
-      if (last) {
-        items_.clear();
-        for (int64_t i = 0; i < len; ++i) {
-          const uint32_t key = keys_[size_t(i)];
-          if (matches(key) && int((key >> shift) & mask) == cut.bin) items_.push_back(int32_t(i));
-        }
-        if (step == 3)
-          take_in_arrival_order(items_, k - found_, launch);  // equal keys: nothing left to sort
-        else
-          take_best(items_, values, k - found_, launch);
-        break;
-      }
-      pattern |= uint32_t(cut.bin) << shift;
+      if (bins[i] > coarse.bin) output_[size_t(found_++)] = int32_t(i);
+
+  // Steps 1..3 on the fp32 key: 11, 11 and 10 bits. Step 1 reads the whole
+  // row; each later step reads the entries of the previous step's threshold
+  // bin (the GPU rescans the row and matches the bits fixed so far: the same
+  // entries, in the same scan order). Keys and indices are compacted together.
+  candidates_.resize(size_t(len));
+  keys_.resize(size_t(len));
+  for (int64_t i = 0; i < len; ++i) {
+    candidates_[size_t(i)] = int32_t(i);
+    keys_[size_t(i)] = order_key(values[i]);
+  }
+  for (int step = 1; step <= 3; ++step) {
+    const int shift = step == 1 ? 21 : step == 2 ? 10 : 0;
+    const int num_bins = step == 3 ? 1024 : kBins;
+    const uint32_t mask = uint32_t(num_bins - 1);
+    int32_t* cand = candidates_.data();
+    uint32_t* keys = keys_.data();
+    const int64_t n = int64_t(candidates_.size());
+    hist.fill(0);
+    detail::add_histogram<kBins>(n, [keys, shift, mask](int64_t i) { return (keys[i] >> shift) & mask; }, hist);
+    const detail::Threshold cut = detail::find_threshold<kBins>(hist, num_bins, k - found_);
+    int64_t kept = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const int d = int((keys[i] >> shift) & mask);
+      if (d > cut.bin) output_[size_t(found_++)] = cand[i];
+      cand[kept] = cand[i];
+      keys[kept] = keys[i];
+      kept += d == cut.bin;
+    }
+    candidates_.resize(size_t(kept));
+    keys_.resize(size_t(kept));
+    if (cut.bin < 0) break;
+    if (step == 3) {
+      take_in_arrival_order(candidates_, k - found_, launch);  // equal keys: nothing left to sort
+    } else if (kept <= capacity) {
+      take_best(candidates_, values, k - found_, launch);
+      break;
     }
   }
   std::copy(output_.begin(), output_.begin() + k, out);

@@ -30,7 +30,7 @@ public:
     detail::check_topk_output(out, logits.rows);
     const uint64_t launch = g_launches.fetch_add(1, std::memory_order_relaxed);
     const int64_t num_sms = int64_t(sms_.size());
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if (detail::worth_threads(bounds))
     for (int64_t sm = 0; sm < num_sms; ++sm) {
       for (int64_t r = sm; r < logits.rows; r += num_sms) {
         const int64_t start = bounds.start[size_t(r)];

@@ -61,20 +61,18 @@ public:
 
 private:
   void filtered(const float* values, int64_t len, int k);
-  void radix(int64_t len, int k, bool use_ring);
-  void refine_candidates(int k);
+  void whole_row(const float* values, int64_t len);
+  void radix_passes(int k, int64_t first_ring_pass);
   std::array<int32_t, 256>& ring_pass(int64_t pass);
 
   PersistentTopkConfig config_;
   PersistentTopkDefects defects_;
   std::array<std::array<int32_t, 256>, 3> ring_{};
-  std::array<int32_t, 256> local_hist_{};
   int64_t row_iter_ = 0;
   int64_t radix_iter_ = 0;
-  int64_t radix_from_pass_ = 0;  // the ring pass of the current radix row's first pass
   std::vector<uint8_t> bins_;
-  std::vector<uint32_t> keys_;
-  std::vector<int32_t> candidates_;
+  std::vector<int32_t> candidates_;  // entries still in the running, in scan order
+  std::vector<uint32_t> keys_;       // their fp32 keys
   std::vector<int32_t> output_;  // scratch output, never cleared
   int found_ = 0;
 };

@@ -18,29 +18,27 @@ namespace dsa::optimized {
 
 // Same value as dsa::topk_order_key (tests hold the two equal).
 inline uint32_t order_key(float v) {
-  uint32_t bits = std::bit_cast<uint32_t>(v);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) return 0xffffffffu;
-  if (bits == 0x80000000u) bits = 0;
-  return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+  const uint32_t bits = std::bit_cast<uint32_t>(v);
+  const uint32_t b = bits == 0x80000000u ? 0u : bits;
+  const uint32_t key = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+  return (bits & 0x7fffffffu) > 0x7f800000u ? 0xffffffffu : key;
 }
 
 // fp32 -> fp16 bits with round-to-nearest-even and overflow to infinity, as
 // CUDA's __float2half. NaN is not handled here (callers test it first).
+// Branch-free (selects only) so that loops over a row vectorize.
 inline uint16_t float_to_half_bits(float v) {
   const uint32_t x = std::bit_cast<uint32_t>(v);
   const uint32_t sign = (x >> 16) & 0x8000u;
   const uint32_t ax = x & 0x7fffffffu;
-  uint32_t h;
-  if (ax >= 0x477ff000u) {  // |v| >= 65520 (the midpoint above 65504) and inf
-    h = 0x7c00u;
-  } else if (ax >= 0x38800000u) {  // normal fp16: rebias, round the 13 dropped bits to even
-    h = (ax - 0x38000000u + 0x0fffu + ((ax >> 13) & 1u)) >> 13;
-  } else {
-    // Subnormal or zero: adding 0.5f aligns the fp16 quantum 2^-24 with the
-    // last bit of the sum, so the FPU's own rounding is round-to-nearest-even.
-    const float aligned = std::bit_cast<float>(ax) + 0.5f;
-    h = std::bit_cast<uint32_t>(aligned) - 0x3f000000u;
-  }
+  // Normal fp16: rebias the exponent, round the 13 dropped bits to even.
+  const uint32_t normal = (ax - 0x38000000u + 0x0fffu + ((ax >> 13) & 1u)) >> 13;
+  // Subnormal or zero: adding 0.5f aligns the fp16 quantum 2^-24 with the
+  // last bit of the sum, so the FPU's own rounding is round-to-nearest-even.
+  const uint32_t subnormal = std::bit_cast<uint32_t>(std::bit_cast<float>(ax) + 0.5f) - 0x3f000000u;
+  const uint32_t h = ax >= 0x477ff000u   ? 0x7c00u  // |v| >= 65520 (the midpoint above 65504), inf
+                     : ax >= 0x38800000u ? normal
+                                         : subnormal;
   return uint16_t(sign | h);
 }
 
@@ -48,10 +46,10 @@ inline uint16_t float_to_half_bits(float v) {
 // below b gives a key at or below b's), NaN highest, both zeros equal.
 inline uint16_t half_order_key(float v) {
   const uint32_t bits = std::bit_cast<uint32_t>(v);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) return 0xffffu;
-  uint16_t h = float_to_half_bits(v);
-  if (h == 0x8000u) h = 0;
-  return (h & 0x8000u) ? uint16_t(~h) : uint16_t(h | 0x8000u);
+  const uint32_t h = float_to_half_bits(v);
+  const uint32_t magnitude = h & 0x7fffu;
+  const uint32_t key = (h & 0x8000u) && magnitude ? (~h & 0xffffu) : (magnitude | 0x8000u);
+  return uint16_t((bits & 0x7fffffffu) > 0x7f800000u ? 0xffffu : key);
 }
 
 // vLLM top_k_per_row's step 0: 2048 bins, the top 11 bits of the fp16 key

@@ -74,9 +74,9 @@ private:
 
   RadixTopkConfig config_;
   RadixTopkDefects defects_;
-  std::vector<uint16_t> bins_;   // step 0 bins of the row
-  std::vector<uint32_t> keys_;   // fp32 keys of the row (steps 1..3)
-  std::vector<int32_t> items_;   // the bounded final buffer
+  std::vector<uint16_t> bins_;        // step 0 bins of the row
+  std::vector<int32_t> candidates_;  // entries of the current threshold bin, in scan order
+  std::vector<uint32_t> keys_;       // their fp32 keys
   std::vector<int32_t> output_;  // the SM's scratch output (smemOutput), never cleared
   int found_ = 0;
 };

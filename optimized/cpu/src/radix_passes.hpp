@@ -1,0 +1,44 @@
+// Building blocks of the radix passes shared by the top-k twins: histograms
+// and the threshold bin. Internal to optimized/cpu.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace dsa::optimized::detail {
+
+// Adds the digits of entries [0, n) to hist. Four interleaved sub-histograms
+// keep runs of equal digits (tied or clustered rows) from serializing on one
+// counter.
+template <int Bins, class Digit>
+void add_histogram(int64_t n, Digit digit, std::array<int32_t, Bins>& hist) {
+  alignas(64) std::array<std::array<int32_t, Bins>, 4> sub{};
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    ++sub[0][digit(i)];
+    ++sub[1][digit(i + 1)];
+    ++sub[2][digit(i + 2)];
+    ++sub[3][digit(i + 3)];
+  }
+  for (; i < n; ++i) ++sub[0][digit(i)];
+  for (int b = 0; b < Bins; ++b) hist[size_t(b)] += sub[0][size_t(b)] + sub[1][size_t(b)] + sub[2][size_t(b)] + sub[3][size_t(b)];
+}
+
+// The bin holding the need-th largest entry, scanning from the top bin, and
+// how many entries lie above it. bin = -1 when the histogram holds fewer than
+// `need` entries (only a polluted or truncated state of a defect reaches it).
+struct Threshold {
+  int bin = -1;
+  int64_t above = 0;
+};
+template <int Bins>
+Threshold find_threshold(const std::array<int32_t, Bins>& hist, int bins, int64_t need) {
+  int64_t cum = 0;
+  for (int b = bins - 1; b >= 0; --b) {
+    if (cum + hist[size_t(b)] >= need) return {b, cum};
+    cum += hist[size_t(b)];
+  }
+  return {-1, cum};
+}
+
+}  // namespace dsa::optimized::detail
