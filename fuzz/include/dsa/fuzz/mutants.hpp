@@ -16,6 +16,10 @@ namespace dsa::fuzz {
 // Property names shared by the mutant catalog and the fuzzer (fuzz/properties).
 namespace property {
 inline constexpr const char* kLogitsAgree = "logits_agree";                 // decode logits bit-identical to the reference
+// As logits_agree, and -inf from L_r up to the width (SPEC 9 clean mode): for
+// kernels that promise clean rows (AITER's gfx942 kernel writes -inf outside
+// the row; a consumer then reads past L_r, as the candidate ops do up to E_r).
+inline constexpr const char* kLogitsAgreeClean = "logits_agree_clean";
 inline constexpr const char* kPrefillLogitsAgree = "prefill_logits_agree";
 inline constexpr const char* kTopkAgrees = "topk_agrees";                   // oracle top-k rule on the logits it read
 inline constexpr const char* kCandidateSelectAgrees = "candidate_select_agrees";
@@ -35,6 +39,11 @@ struct Mutant {
   std::string bug;        // the real bug it re-creates, with its source (issue / PR / SPEC 10)
   std::string killed_by;  // the property (a property:: name) that kills it, or "comparator_test:<name>"
   std::function<std::unique_ptr<IndexerOps>()> make;
+  // Only for a "comparator_test:" mutant, a bug of a check rather than of a
+  // kernel (an assert that checks nothing): runs the comparator's self-test on
+  // the mutated check and returns true when the test rejects it (killed).
+  // Such a mutant's `make` gives the reference: no property run can see it.
+  std::function<bool()> comparator_test;
 };
 
 const std::vector<Mutant>& mutant_catalog();
