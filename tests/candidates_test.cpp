@@ -384,7 +384,8 @@ TEST(CandidateTopk, AgreesWithMaskThenTopkAboveMinusInf) {
     const auto ct = candidate_topk(logits, topk_bounds, cand, k);
     auto masked = logits;
     apply_candidate_mask(masked, cand_bounds, cand, CandidateMask::full);
-    const auto mt = topk_rows(masked, topk_bounds.end, k);
+    TopkIndices mt{rows, k, std::vector<int32_t>(size_t(rows) * size_t(k))};
+    for (int64_t r = 0; r < rows; ++r) topk_row(masked.row(r), topk_bounds.end[size_t(r)], k, mt.row(r));
     for (int64_t r = 0; r < rows; ++r) {
       auto above = [&](const int32_t* out) {
         std::vector<int32_t> s;
