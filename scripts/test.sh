@@ -10,6 +10,8 @@ bash scripts/install-deps.sh
 echo "== Release build and tests"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$jobs"
+# Idle OpenMP threads must not spin while ctest runs tests side by side.
+export OMP_WAIT_POLICY=passive
 ctest --test-dir build -j"$jobs" --output-on-failure --timeout 600
 
 if [ "${DSA_SKIP_SANITIZERS:-0}" != 1 ]; then

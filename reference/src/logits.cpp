@@ -19,6 +19,9 @@ namespace dsa {
 namespace {
 
 constexpr int64_t kTile = 1024;
+// Below this many products a parallel region costs more than it saves (and
+// idle OpenMP threads spin on a loaded machine).
+constexpr int64_t kParallelProducts = int64_t(1) << 22;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 detail::KTile tile_of(const GatheredK& k, int32_t head_dim) {
@@ -60,7 +63,9 @@ LogitsResult decode_logits(const DecodeProblem& p, const Profile& profile, const
   }
 
   const std::span<const int32_t> table(p.block_table);
-#pragma omp parallel for schedule(dynamic)
+  int64_t work = 0;
+  for (const Item& it : items) work += (it.end - it.begin) * p.next_n * p.heads * p.head_dim;
+#pragma omp parallel for schedule(dynamic) if (work >= kParallelProducts)
   for (size_t i = 0; i < items.size(); ++i) {
     const Item it = items[i];
     const GatheredK k = gather_tokens(p.cache, table.subspan(size_t(it.request * p.max_pages), size_t(p.max_pages)),
@@ -93,7 +98,9 @@ std::vector<std::vector<float>> decode_logits_at(const DecodeProblem& p, const P
   const ReductionProgram program(profile, p.heads);
   std::vector<std::vector<float>> out(positions.size());
   const std::span<const int32_t> table(p.block_table);
-#pragma omp parallel for schedule(dynamic)
+  int64_t work = 0;
+  for (const auto& row_positions : positions) work += int64_t(row_positions.size()) * p.heads * p.head_dim;
+#pragma omp parallel for schedule(dynamic) if (work >= kParallelProducts)
   for (int64_t row = 0; row < p.rows(); ++row) {
     const auto& want = positions[size_t(row)];
     auto& dst = out[size_t(row)];
@@ -164,7 +171,9 @@ LogitsResult prefill_logits(const PrefillProblem& p, const Profile& profile, con
     for (int64_t t0 = lo; t0 < hi; t0 += kTile) items.push_back({r0, r1, t0, std::min(hi, t0 + kTile)});
   }
   const size_t q_row_bytes = size_t(p.heads) * p.head_dim;
-#pragma omp parallel for schedule(dynamic)
+  int64_t work = 0;
+  for (const Item& it : items) work += (it.end - it.begin) * (it.row_end - it.row_begin) * p.heads * p.head_dim;
+#pragma omp parallel for schedule(dynamic) if (work >= kParallelProducts)
   for (size_t i = 0; i < items.size(); ++i) {
     const Item it = items[i];
     const detail::KTile tile{p.element, p.head_dim, it.end - it.begin, p.k.data() + size_t(it.begin) * p.head_dim,

@@ -46,7 +46,7 @@ TopkIndices topk_rows(const Logits& logits, std::span<const int64_t> lens, int k
       throw InvalidInput("seq_lens", "row " + std::to_string(r) + " has length " + std::to_string(lens[size_t(r)]) +
                                          " outside [0, logits width " + std::to_string(logits.width) + "]");
   TopkIndices out{logits.rows, k, std::vector<int32_t>(size_t(logits.rows) * size_t(k))};
-#pragma omp parallel for schedule(dynamic)
+#pragma omp parallel for schedule(dynamic) if (logits.rows * logits.width >= (int64_t(1) << 18))
   for (int64_t r = 0; r < logits.rows; ++r) topk_row(logits.row(r), lens[size_t(r)], k, out.row(r));
   return out;
 }
