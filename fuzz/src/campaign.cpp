@@ -1,0 +1,254 @@
+// The campaign loop: batches of RapidCheck runs per property, round-robin
+// under a shared budget, with shrinking bounded and the shrunk case replayed.
+#include "dsa/fuzz/campaign.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include "case_random.hpp"
+#include "dsa/error.hpp"
+
+namespace dsa::fuzz {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+uint64_t name_hash(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
+  return h;
+}
+
+// RapidCheck reports nothing itself: the campaign has its own progress and records.
+class QuietListener : public rc::detail::TestListener {
+public:
+  void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
+  void onShrinkTried(const rc::detail::CaseDescription&, bool) override {}
+  void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
+};
+
+// One line, rewritten in place on a terminal, else printed every few seconds.
+class ProgressLine {
+public:
+  explicit ProgressLine(std::ostream* out) : out_(out), tty_(out && isatty(fileno(stderr))) {}
+  void update(const std::string& text, bool force = false) {
+    if (!out_) return;
+    const double now = since(start_);
+    if (!force && now - last_ < (tty_ ? 0.2 : 10.0)) return;
+    last_ = now;
+    if (tty_)
+      *out_ << "\r\033[K" << text << std::flush;
+    else
+      *out_ << text << "\n" << std::flush;
+    dirty_ = tty_;
+  }
+  void finish() {
+    if (out_ && dirty_) *out_ << "\n" << std::flush;
+    dirty_ = false;
+  }
+  void print(const std::string& text) {
+    finish();
+    if (out_) *out_ << text << std::flush;
+  }
+
+private:
+  std::ostream* out_;
+  bool tty_;
+  bool dirty_ = false;
+  Clock::time_point start_ = Clock::now();
+  double last_ = -1e9;
+};
+
+struct PropertyRun {
+  const Property* property = nullptr;
+  rc::Gen<FuzzCase> gen = rc::gen::just(FuzzCase{});
+  int64_t next_batch = 0;
+  bool done = false;
+  PropertyResult result;
+};
+
+std::string replay_command(const CampaignOptions& o, const std::string& property, const FuzzCase& c) {
+  return fmt::format("{} --property {} --replay {}", o.replay_prefix, property, shell_quote(to_json(c).dump()));
+}
+
+// One batch of one property. Returns true when it found a failure.
+bool run_batch(const CampaignOptions& o, PropertyRun& run, Clock::time_point campaign_start, ProgressLine& progress,
+               int64_t batch_cases) {
+  const Property& property = *run.property;
+  const uint64_t batch_seed = detail::mix({o.seed, name_hash(property.name), uint64_t(run.next_batch)});
+  const double deadline = o.seconds > 0 ? o.seconds : 1e300;
+
+  struct State {
+    bool failing = false;
+    int64_t shrink_steps = 0;
+    Clock::time_point failed_at;
+    std::optional<FuzzCase> last_failure;
+    std::string last_message;
+    int64_t cases_at_failure = 0;
+    double seconds_at_failure = 0;
+  } state;
+
+  PropertyResult& r = run.result;
+  const rc::Gen<FuzzCase> gen = run.gen;
+  auto body = [&] {
+    const FuzzCase c = *gen;
+    if (state.failing) {
+      // Past the budget a shrink candidate counts as passing: the smallest failure so far stays.
+      if (state.shrink_steps >= o.shrink_steps || since(state.failed_at) > o.shrink_seconds) return;
+      ++state.shrink_steps;
+      progress.update(fmt::format("{}: {} shrinking, step {}, {} rows x {} columns", o.impl, property.name,
+                                  state.shrink_steps, case_size(c).rows, case_size(c).max_visible));
+    } else if (since(campaign_start) > deadline) {
+      return;  // out of time: the rest of the batch runs nothing
+    }
+    std::unique_ptr<IndexerOps> impl = o.make_impl();
+    const Outcome outcome = check_case(property, *impl, c);
+    if (outcome.verdict == Verdict::fail) {
+      if (!state.failing) {
+        state.failing = true;
+        state.failed_at = Clock::now();
+        ++r.cases;
+        state.cases_at_failure = r.cases;
+        state.seconds_at_failure = since(campaign_start);
+      }
+      state.last_failure = c;
+      state.last_message = outcome.message;
+      RC_FAIL("property failed");
+    }
+    if (state.failing) return;
+    ++r.cases;
+    (outcome.verdict == Verdict::unsupported ? r.unsupported : r.passed) += 1;
+    progress.update(fmt::format("{}: {} {} cases ({} unsupported), {:.1f} s", o.impl, property.name, r.cases,
+                                r.unsupported, since(campaign_start)));
+  };
+
+  rc::detail::TestParams params;
+  params.seed = batch_seed;
+  params.maxSuccess = int(batch_cases);
+  params.maxSize = 100;
+  params.maxDiscardRatio = 10;
+  rc::detail::TestMetadata metadata;
+  metadata.id = property.name;
+  metadata.description = property.name;
+  QuietListener listener;
+  const auto t0 = Clock::now();
+  const rc::detail::TestResult result =
+      rc::detail::checkProperty(rc::detail::toProperty(body), metadata, params, listener, {});
+  r.seconds += since(t0);
+  run.next_batch += o.shards;
+
+  if (rc::detail::Error error; result.match(error)) throw std::runtime_error("rapidcheck: " + error.description);
+  if (!state.failing) return false;
+
+  Failure f;
+  f.property = property.name;
+  f.shrunk = *state.last_failure;
+  f.message = state.last_message;
+  f.cases = state.cases_at_failure;
+  f.seconds = state.seconds_at_failure;
+  f.shrink_steps = state.shrink_steps;
+  f.shrink_seconds = std::chrono::duration<double>(Clock::now() - state.failed_at).count();
+  f.batch_seed = batch_seed;
+  f.replay = replay_command(o, property.name, f.shrunk);
+  std::unique_ptr<IndexerOps> fresh = o.make_impl();
+  f.reproduced = check_case(property, *fresh, f.shrunk).verdict == Verdict::fail;
+  r.failure = std::move(f);
+  return true;
+}
+
+}  // namespace
+
+bool CampaignResult::passed() const {
+  for (const auto& p : properties)
+    if (p.failure) return false;
+  return true;
+}
+
+CampaignResult run_campaign(const CampaignOptions& o) {
+  if (!o.make_impl) throw InvalidInput("impl", "no implementation to fuzz");
+  if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards)
+    throw InvalidInput("shard", fmt::format("{}/{} is not a shard (i/n with 0 <= i < n)", o.shard, o.shards));
+  if (o.seconds <= 0 && o.cases <= 0) throw InvalidInput("budget", "give a time (--seconds) or a case (--cases) budget");
+  if (o.batch_cases < 1) throw InvalidInput("batch_cases", "must be at least 1");
+
+  std::vector<PropertyRun> runs;
+  const std::vector<std::string> names = o.properties.empty() ? default_property_names() : o.properties;
+  for (const std::string& name : names) {
+    PropertyRun run;
+    run.property = &find_property(name);
+    run.result.property = name;
+    run.next_batch = o.shard;
+    runs.push_back(std::move(run));
+  }
+
+  ProgressLine progress(o.progress);
+  const auto start = Clock::now();
+  for (PropertyRun& run : runs) {
+    std::unique_ptr<IndexerOps> impl = o.make_impl();
+    run.result.kinds = supported_kinds(*run.property, *impl);
+    if (run.result.kinds == 0) {
+      run.done = true;
+      continue;
+    }
+    run.gen = run.property->gen(o.limits, run.result.kinds);
+  }
+
+  bool stop = false;
+  while (!stop) {
+    bool any = false;
+    for (PropertyRun& run : runs) {
+      if (run.done) continue;
+      if (o.seconds > 0 && since(start) > o.seconds) {
+        stop = true;
+        break;
+      }
+      const int64_t left = o.cases > 0 ? o.cases - run.result.cases : o.batch_cases;
+      if (left <= 0) {
+        run.done = true;
+        continue;
+      }
+      any = true;
+      if (run_batch(o, run, start, progress, std::min<int64_t>(left, o.batch_cases))) {
+        run.done = true;
+        const Failure& f = *run.result.failure;
+        progress.print(fmt::format("FAIL {} after {} cases; shrunk to: {}\n  replay: {}\n", f.property, f.cases,
+                                   summary(f.shrunk), f.replay));
+        if (o.record) o.record(failure_record(o, *run.result.failure));
+        if (o.stop_at_first_failure) stop = true;
+      }
+      if (stop) break;
+    }
+    if (!any) break;
+  }
+  progress.finish();
+
+  CampaignResult result;
+  result.seconds = since(start);
+  for (PropertyRun& run : runs) {
+    if (o.record) o.record(property_record(o, run.result));
+    result.properties.push_back(std::move(run.result));
+  }
+  return result;
+}
+
+Outcome replay(const std::function<std::unique_ptr<IndexerOps>()>& make_impl, const std::string& property,
+               const std::string& case_json) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(case_json);
+  } catch (const nlohmann::json::exception& e) {
+    throw InvalidInput("replay", std::string("not JSON: ") + e.what());
+  }
+  const FuzzCase c = case_from_json(j);
+  std::unique_ptr<IndexerOps> impl = make_impl();
+  return check_case(find_property(property), *impl, c);
+}
+
+}  // namespace dsa::fuzz
