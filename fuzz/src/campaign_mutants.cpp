@@ -92,7 +92,7 @@ std::string format_mutant_table(const std::vector<MutantResult>& results) {
                    : fmt::format("every mutant killed ({} by fuzzing, {} by a comparator self-test)\n", fuzzed,
                                  results.size() - size_t(fuzzed));
   for (const auto& r : results)
-    if (r.killed) out += fmt::format("  {}: {}\n", r.name, r.failure->replay);
+    if (r.failure) out += fmt::format("  {}: {}\n", r.name, r.failure->replay);
   return out;
 }
 

@@ -49,7 +49,11 @@ rc::Gen<T> pick_gen(std::vector<std::pair<int, rc::Gen<T>>> options) {
 }
 
 // A seed of a row, request or case: shrinks towards 0.
-rc::Gen<uint32_t> gen_seed() { return rc::gen::resize(kFullSize, rc::gen::inRange<uint32_t>(0, 1u << 20)); }
+// A seed of a row, request or case. It never shrinks: another seed is other
+// data, not simpler data, and each try would cost a whole evaluation.
+rc::Gen<uint32_t> gen_seed() {
+  return rc::gen::noShrink(rc::gen::resize(kFullSize, rc::gen::inRange<uint32_t>(0, 1u << 20)));
+}
 
 // A list of 1..max_count elements that shrinks by dropping any of them.
 template <class T>
@@ -109,47 +113,195 @@ int64_t scaled(int64_t len, double factor) { return int64_t(std::floor(double(le
 
 }  // namespace
 
-rc::Gen<int64_t> gen_length(int64_t k, int64_t page, int64_t cap) {
-  page = std::max<int64_t>(page, 1);
-  auto clamp = [cap](int64_t v) { return std::clamp<int64_t>(v, 0, cap); };
-  auto at = [clamp](int64_t v) { return rc::gen::just(clamp(v)); };
-  auto boundary = [=](int64_t delta) {
-    return rc::gen::map(rc::gen::inRange<int64_t>(1, 5), [=](int64_t m) { return clamp(m * page + delta); });
+namespace {
+
+// A length drawn before the sizes it refers to (k, the page) are known, so
+// that the rows can be the first thing a case draws and the first thing it
+// shrinks (RapidCheck shrinks an exec's picks in order).
+struct LengthDraw {
+  enum Class : uint8_t {
+    zero, one, k_minus_1, k, k_plus_1, pages, pages_plus_1, pages_minus_1, around_k, landmark, any,
+    exact,  // only as a shrink of a landmark: the value itself
   };
-  return pick_gen<int64_t>({
-      {2, at(0)},
-      {2, at(1)},
-      {3, at(k - 1)},
-      {3, at(k)},
-      {3, at(k + 1)},
-      {2, boundary(0)},
-      {2, boundary(1)},
-      {1, boundary(-1)},
-      {5, rc::gen::map(rc::gen::inRange<int64_t>(0, 2 * k + 65), clamp)},
-      {2, pick<int64_t>({2048, 2049, 4096, 16384, 16385, 32768, 65536, 131072, 131073, 262144})},
-      {2, rc::gen::map(rc::gen::inRange<int64_t>(0, cap + 1), clamp)},
+  Class cls = zero;
+  int64_t value = 0;  // pages: the multiple; around_k: per mille of 2k + 64; landmark: the size; any: per 2^20 of cap
+
+  int64_t resolve(int64_t k_, int64_t page, int64_t cap) const {
+    page = std::max<int64_t>(page, 1);
+    int64_t v = 0;
+    switch (cls) {
+      case zero: v = 0; break;
+      case one: v = 1; break;
+      case k_minus_1: v = k_ - 1; break;
+      case k: v = k_; break;
+      case k_plus_1: v = k_ + 1; break;
+      case pages: v = value * page; break;
+      case pages_plus_1: v = value * page + 1; break;
+      case pages_minus_1: v = value * page - 1; break;
+      case around_k: v = value * (2 * k_ + 64) / 1000; break;
+      case landmark:
+      case exact: v = value; break;
+      case any: v = int64_t(double(value) / double(1 << 20) * double(cap)); break;
+    }
+    return std::clamp<int64_t>(v, 0, cap);
+  }
+};
+
+rc::Gen<LengthDraw> gen_length_draw() {
+  using L = LengthDraw;
+  auto fixed = [](L::Class cls) { return rc::gen::just(L{cls, 0}); };
+  auto with = [](L::Class cls, rc::Gen<int64_t> value) {
+    return rc::gen::map(std::move(value), [cls](int64_t v) { return L{cls, v}; });
+  };
+  auto draw = pick_gen<L>({
+      {2, fixed(L::zero)},
+      {2, fixed(L::one)},
+      {3, fixed(L::k_minus_1)},
+      {3, fixed(L::k)},
+      {3, fixed(L::k_plus_1)},
+      {2, with(L::pages, rc::gen::inRange<int64_t>(1, 5))},
+      {2, with(L::pages_plus_1, rc::gen::inRange<int64_t>(1, 5))},
+      {1, with(L::pages_minus_1, rc::gen::inRange<int64_t>(1, 5))},
+      {5, with(L::around_k, rc::gen::inRange<int64_t>(0, 1001))},
+      {2, with(L::landmark, pick<int64_t>({2048, 2049, 4096, 16384, 16385, 32768, 65536, 131072, 131073, 262144}))},
+      {2, with(L::any, rc::gen::inRange<int64_t>(0, (1 << 20) + 1))},
+  });
+  // A landmark (2049, 16385, ...) shrinks on to any smaller exact length: the
+  // bug it found may need far fewer columns.
+  return rc::gen::shrink(std::move(draw), [](const L& d) {
+    if (d.cls != L::landmark) return rc::Seq<L>();
+    return rc::seq::map(rc::shrink::towards<int64_t>(d.value, 0), [](int64_t v) { return L{L::exact, v}; });
   });
 }
 
+// The last polish of a shrink. RapidCheck shrinks the draws (a length class,
+// a multiple of a page); once none of those fails any more, these shrink the
+// case itself: drop a row or request, shorten one length towards 0, lower k.
+// A value they produce shrinks only by them from then on.
+template <class T>
+std::vector<T> towards(T value, T target) {
+  std::vector<T> out;
+  rc::Seq<T> seq = rc::shrink::towards(value, target);
+  while (auto v = seq.next()) out.push_back(*v);
+  return out;
+}
+
+template <class Case, class Item>
+void drop_each(const Case& c, std::vector<Item> Case::*items, std::vector<Case>& out) {
+  if ((c.*items).size() < 2) return;
+  for (size_t i = 0; i < (c.*items).size(); ++i) {
+    Case d = c;
+    (d.*items).erase((d.*items).begin() + int64_t(i));
+    out.push_back(std::move(d));
+  }
+}
+
+std::vector<TopkCase> polish(const TopkCase& c) {
+  std::vector<TopkCase> out;
+  drop_each(c, &TopkCase::rows, out);
+  for (size_t i = 0; i < c.rows.size(); ++i)
+    for (int64_t len : towards<int64_t>(c.rows[i].len, 0)) {
+      TopkCase d = c;
+      d.rows[i].len = len;
+      out.push_back(std::move(d));
+    }
+  for (int32_t k : towards<int32_t>(c.k, 1)) {
+    TopkCase d = c;
+    d.k = k;
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+std::vector<CandidateCase> polish(const CandidateCase& c) {
+  std::vector<CandidateCase> out;
+  drop_each(c, &CandidateCase::requests, out);
+  for (size_t i = 0; i < c.requests.size(); ++i) {
+    for (int64_t len : towards<int64_t>(c.requests[i].len, 0)) {
+      CandidateCase d = c;
+      d.requests[i].len = len;
+      out.push_back(std::move(d));
+    }
+    for (size_t j = 0; j < c.requests[i].row_lens.size(); ++j)
+      for (int64_t len : towards<int64_t>(c.requests[i].row_lens[j], 0)) {
+        CandidateCase d = c;
+        d.requests[i].row_lens[j] = len;
+        out.push_back(std::move(d));
+      }
+  }
+  for (int32_t k : towards<int32_t>(c.k, 1)) {
+    CandidateCase d = c;
+    d.k = k;
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+std::vector<DecodeCase> polish(const DecodeCase& c) {
+  std::vector<DecodeCase> out;
+  drop_each(c, &DecodeCase::requests, out);
+  for (size_t i = 0; i < c.requests.size(); ++i) {
+    for (int32_t tokens : towards<int32_t>(c.requests[i].tokens, 0)) {
+      DecodeCase d = c;
+      d.requests[i].tokens = tokens;
+      out.push_back(std::move(d));
+    }
+    for (size_t j = 0; j < c.requests[i].row_lens.size(); ++j)
+      for (int32_t len : towards<int32_t>(c.requests[i].row_lens[j], 0)) {
+        DecodeCase d = c;
+        d.requests[i].row_lens[j] = len;
+        out.push_back(std::move(d));
+      }
+  }
+  return out;
+}
+
+std::vector<PrefillCase> polish(const PrefillCase& c) {
+  std::vector<PrefillCase> out;
+  drop_each(c, &PrefillCase::rows, out);
+  for (size_t i = 0; i < c.rows.size(); ++i)
+    for (int64_t len : towards<int64_t>(c.rows[i].len, 0)) {
+      PrefillCase d = c;
+      d.rows[i].len = len;
+      out.push_back(std::move(d));
+    }
+  return out;
+}
+
+template <class Case>
+rc::Gen<Case> polished(rc::Gen<Case> gen) {
+  return rc::gen::shrink(std::move(gen), [](const Case& c) { return rc::seq::fromContainer(polish(c)); });
+}
+
+// A row's window start: 0 for decode rows, an offset for prefill-like rows.
+rc::Gen<int64_t> gen_start() { return pick<int64_t>({{6, 0}, {1, 1}, {1, 5}, {1, 100}, {1, 3000}}); }
+
+}  // namespace
+
+rc::Gen<int64_t> gen_length(int64_t k, int64_t page, int64_t cap) {
+  return rc::gen::map(gen_length_draw(), [=](const LengthDraw& d) { return d.resolve(k, page, cap); });
+}
+
 rc::Gen<TopkCase> gen_topk_case(const GenLimits& limits) {
-  return rc::gen::exec([limits] {
+  struct RowDraw {
+    LengthDraw len;
+    ValueKind values;
+    uint32_t seed;
+    int64_t start;
+  };
+  auto row = rc::gen::build<RowDraw>(rc::gen::set(&RowDraw::len, gen_length_draw()),
+                                     rc::gen::set(&RowDraw::values, gen_value_kind()),
+                                     rc::gen::set(&RowDraw::seed, gen_seed()),
+                                     rc::gen::set(&RowDraw::start, gen_start()));
+  return polished<TopkCase>(rc::gen::exec([limits, row] {
+    const std::vector<RowDraw> rows = *gen_list(row, limits.max_rows);
     TopkCase c;
     c.k = *gen_k();
     c.tail = *gen_tail();
     c.seed = *gen_seed();
     c.width_pad = *pick<int64_t>({0, 1, 7, 64, 300});
-    const bool offsets = *pick<bool>({{3, false}, {1, true}});
-    const int64_t cap = limits.logits_elements;
-    const int32_t k = c.k;
-    auto row = rc::gen::exec([=] {
-      TopkRow r;
-      r.len = *gen_length(k, 2048, cap);
-      r.values = *gen_value_kind();
-      r.seed = *gen_seed();
-      r.start = offsets ? *pick<int64_t>({0, 1, 5, 100, 3000}) : 0;
-      return r;
-    });
-    c.rows = *gen_list(row, limits.max_rows);
+    for (const RowDraw& d : rows)
+      c.rows.push_back({d.start, d.len.resolve(c.k, 2048, limits.logits_elements), d.values, d.seed});
     int64_t width = 0;
     for (const auto& r : c.rows) width = std::max(width, r.start + r.len);
     const int64_t elements = int64_t(c.rows.size()) * (width + c.width_pad);
@@ -158,13 +310,27 @@ rc::Gen<TopkCase> gen_topk_case(const GenLimits& limits) {
       for (auto& r : c.rows) r.start = scaled(r.start, f), r.len = scaled(r.len, f);
     }
     return c;
-  });
+  }));
 }
 
 rc::Gen<CandidateCase> gen_candidate_case(const GenLimits& limits) {
-  return rc::gen::exec([limits] {
+  static constexpr int kMaxNextN = 8;
+  struct RequestDraw {
+    bool against_capacity;  // lengths around S * C (the columns the candidates hold) rather than k
+    LengthDraw len;
+    std::vector<LengthDraw> row_lens;  // kMaxNextN; the first next_n are used
+    ValueKind values;
+    uint32_t seed;
+  };
+  auto request = rc::gen::build<RequestDraw>(
+      rc::gen::set(&RequestDraw::against_capacity, pick<bool>({{3, false}, {2, true}})),
+      rc::gen::set(&RequestDraw::len, gen_length_draw()),
+      rc::gen::set(&RequestDraw::row_lens, rc::gen::container<std::vector<LengthDraw>>(kMaxNextN, gen_length_draw())),
+      rc::gen::set(&RequestDraw::values, gen_value_kind()), rc::gen::set(&RequestDraw::seed, gen_seed()));
+  return polished<CandidateCase>(rc::gen::exec([limits, request] {
+    const std::vector<RequestDraw> requests = *gen_list(request, limits.max_rows);
     CandidateCase c;
-    c.next_n = *pick<int32_t>({{4, 1}, {3, 2}, {1, 3}, {1, 4}, {1, 8}});
+    c.next_n = *pick<int32_t>({{4, 1}, {3, 2}, {1, 3}, {1, 4}, {1, kMaxNextN}});
     c.lens_2d = *pick<bool>({false, true});
     c.block_size = *pick<int32_t>({{4, 8}, {2, 1}, {1, 2}, {2, 4}, {2, 16}, {1, 3}});
     c.slots = *pick<int32_t>({{3, 4}, {2, 1}, {2, 2}, {2, 8}, {2, 16}, {1, 64}, {1, 2048}});
@@ -173,22 +339,20 @@ rc::Gen<CandidateCase> gen_candidate_case(const GenLimits& limits) {
     c.source = *pick<CandidateSource>({{2, CandidateSource::selected}, {1, CandidateSource::drawn}});
     c.seed = *gen_seed();
     c.width_pad = *pick<int64_t>({0, 1, 8, 100});
-    const int64_t capacity = int64_t(c.block_size) * c.slots;  // columns the candidates can hold
-    const int32_t next_n = c.next_n, S = c.block_size;
-    const bool lens_2d = c.lens_2d;
+    const int64_t capacity = int64_t(c.block_size) * c.slots;
     const int64_t cap = limits.logits_elements;
-    auto length = pick_gen<int64_t>({{3, gen_length(c.k, S, cap)}, {2, gen_length(capacity, S, cap)}});
-    auto request = rc::gen::exec([=] {
+    for (size_t b = 0; b < requests.size() && int64_t(b) * c.next_n < limits.max_rows; ++b) {
+      const RequestDraw& d = requests[b];
+      const int64_t around = d.against_capacity ? capacity : c.k;
       CandidateRequest q;
-      if (lens_2d)
-        q.row_lens = *rc::gen::container<std::vector<int64_t>>(size_t(next_n), length);
+      if (c.lens_2d)
+        for (int32_t j = 0; j < c.next_n; ++j) q.row_lens.push_back(d.row_lens[size_t(j)].resolve(around, c.block_size, cap));
       else
-        q.len = *length;
-      q.values = *gen_value_kind();
-      q.seed = *gen_seed();
-      return q;
-    });
-    c.requests = *gen_list(request, std::max(1, limits.max_rows / c.next_n));
+        q.len = d.len.resolve(around, c.block_size, cap);
+      q.values = d.values;
+      q.seed = d.seed;
+      c.requests.push_back(std::move(q));
+    }
     int64_t width = 0;
     for (const auto& q : c.requests) {
       width = std::max(width, q.len);
@@ -203,7 +367,7 @@ rc::Gen<CandidateCase> gen_candidate_case(const GenLimits& limits) {
       }
     }
     return c;
-  });
+  }));
 }
 
 int64_t decode_products(const DecodeCase& c) {
@@ -224,7 +388,22 @@ int64_t decode_product_limit(const DecodeCase& c, const GenLimits& limits) {
 }
 
 rc::Gen<DecodeCase> gen_decode_case(const GenLimits& limits, DecodeGenOptions options) {
-  return rc::gen::exec([limits, options] {
+  static constexpr int kMaxNextN = 8;
+  struct RequestDraw {
+    LengthDraw entries;                // 1-D: entries (tokens / ratio), around next_n and the page
+    int32_t extra_tokens;              // 1-D: tokens beyond entries * ratio (below ratio)
+    std::vector<LengthDraw> row_lens;  // 2-D: kMaxNextN; the first next_n are used
+    int32_t decode_len_per_mille;      // padded: d_b = 1 + this * next_n / 1001
+    uint32_t seed;
+  };
+  auto request = rc::gen::build<RequestDraw>(
+      rc::gen::set(&RequestDraw::entries, gen_length_draw()),
+      rc::gen::set(&RequestDraw::extra_tokens, rc::gen::inRange<int32_t>(0, 4)),
+      rc::gen::set(&RequestDraw::row_lens, rc::gen::container<std::vector<LengthDraw>>(kMaxNextN, gen_length_draw())),
+      rc::gen::set(&RequestDraw::decode_len_per_mille, rc::gen::resize(kFullSize, rc::gen::inRange<int32_t>(0, 1001))),
+      rc::gen::set(&RequestDraw::seed, gen_seed()));
+  return polished<DecodeCase>(rc::gen::exec([limits, options, request] {
+    const std::vector<RequestDraw> requests = *gen_list(request, limits.max_rows);
     DecodeCase c;
     enum Format { fn_flat, fnuz_flat, fnuz_preshuffle, mxfp4 };
     const Format format = *pick<Format>({{4, fn_flat}, {2, fnuz_flat}, {2, fnuz_preshuffle}, {2, mxfp4}});
@@ -282,23 +461,20 @@ rc::Gen<DecodeCase> gen_decode_case(const GenLimits& limits, DecodeGenOptions op
     c.candidate_slots = *pick<int32_t>({4, 1, 2, 16, 64});
     c.seed = *gen_seed();
 
-    const int32_t next_n = c.next_n, page = c.block_size, ratio = c.compress_ratio;
-    const bool lens_2d = c.lens_2d, padded = c.padded;
     const int64_t cap = decode_product_limit(c, limits) / (int64_t(c.heads) * c.head_dim);  // entries of one row
-    auto entries = gen_length(next_n, page, cap);
-    auto request = rc::gen::exec([=] {
+    for (const RequestDraw& d : requests) {
       DecodeRequest q;
-      if (lens_2d) {
-        for (int64_t l : *rc::gen::container<std::vector<int64_t>>(size_t(next_n), entries))
-          q.row_lens.push_back(int32_t(l));
+      if (c.lens_2d) {
+        for (int32_t j = 0; j < c.next_n; ++j)
+          q.row_lens.push_back(int32_t(d.row_lens[size_t(j)].resolve(c.next_n, c.block_size, cap)));
       } else {
-        q.tokens = int32_t(*entries * ratio + (ratio > 1 ? *rc::gen::inRange<int32_t>(0, ratio) : 0));
+        q.tokens = int32_t(d.entries.resolve(c.next_n, c.block_size, cap) * c.compress_ratio +
+                           d.extra_tokens % c.compress_ratio);
       }
-      if (padded) q.decode_len = *rc::gen::inRange<int32_t>(1, next_n + 1);
-      q.seed = *gen_seed();
-      return q;
-    });
-    c.requests = *gen_list(request, limits.max_rows);
+      if (c.padded) q.decode_len = 1 + d.decode_len_per_mille * c.next_n / 1001;
+      q.seed = d.seed;
+      c.requests.push_back(std::move(q));
+    }
     const int64_t work = decode_products(c), limit = decode_product_limit(c, limits);
     if (work > limit) {
       const double f = double(limit) / double(work);
@@ -308,11 +484,11 @@ rc::Gen<DecodeCase> gen_decode_case(const GenLimits& limits, DecodeGenOptions op
       }
     }
     return c;
-  });
+  }));
 }
 
 rc::Gen<PrefillCase> gen_prefill_case(const GenLimits& limits) {
-  return rc::gen::exec([limits] {
+  return polished<PrefillCase>(rc::gen::exec([limits] {
     PrefillCase c;
     c.element = *pick<ElementFormat>({{2, ElementFormat::e4m3fn}, {1, ElementFormat::e4m3fnuz}});
     c.q_codes = *pick<CodeKind>({{4, CodeKind::quantized_normal},
@@ -360,7 +536,7 @@ rc::Gen<PrefillCase> gen_prefill_case(const GenLimits& limits) {
     }
     c.num_k = num_k + *pick<int64_t>({0, 1, 37});
     return c;
-  });
+  }));
 }
 
 }  // namespace dsa::fuzz
