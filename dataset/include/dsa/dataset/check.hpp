@@ -1,0 +1,67 @@
+// The regression check (`dsa-oracle check`): a kernel's outputs for the cases
+// of a golden set, judged by the oracle's rules.
+//
+//   logits, masked_logits, compact_logits, sparse_logits: bitwise over each
+//     row's window (any NaN equals any NaN), or within an absolute tolerance;
+//   topk_indices: the selection rule with ties at the cut, judged on the values
+//     the top-k read: the kernel's own logits when its outputs hold them, else
+//     the reference's; for candidate top-k over the row's candidate columns;
+//   candidate_blocks: the selection rule on block scores;
+//   sparse_block_ids, sparse_end: equality;
+//   every entry written: poison (oracle/poison.hpp) a harness pre-filled its
+//     buffers with must not survive where the kernel has to write.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dsa/dataset/golden_case.hpp"
+#include "dsa/oracle/report.hpp"
+
+namespace dsa::dataset {
+
+struct CheckOptions {
+  std::optional<double> tolerance;  // absolute, for logits and the selection rule; none: bit-exact
+  int max_listed = 10;
+};
+
+// Judges the outputs a kernel wrote for one case. Every output both sides
+// hold is checked; entries are labelled "<label>/<output>".
+oracle::Report check_case(const GoldenCase& golden, const GoldenOutputs& actual, const std::string& label,
+                          const CheckOptions& options = {});
+
+enum class CaseStatus : uint8_t { passed, failed, bad_input };
+std::string_view to_string(CaseStatus s);
+
+struct CaseCheck {
+  std::string file;
+  std::string op;
+  CaseStatus status = CaseStatus::passed;
+  std::string error;                 // bad input: what was wrong
+  std::vector<std::string> checked;  // the outputs judged
+  oracle::Report report;
+};
+
+struct SetCheck {
+  std::vector<CaseCheck> cases;
+  bool any_failed() const;
+  bool any_bad_input() const;
+  // 0 every case passed, 1 a check failed, 2 a file was missing, corrupt or
+  // did not match its manifest hash (it wins over 1).
+  int exit_code() const;
+  // Every check of every case, labels "<file>/<output>", plus the bad inputs.
+  oracle::Report report() const;
+  nlohmann::json to_json() const;  // the report, plus "cases": [{file, op, status, error, checked}]
+};
+
+// Checks every case of the golden set in `golden_dir` (its manifest.json)
+// against the files of the same names in `outputs_dir`. Missing or corrupt
+// files and hash mismatches make that case bad input; the others are still
+// judged. progress(done, total, file) is called per case.
+SetCheck check_golden_set(const std::string& golden_dir, const std::string& outputs_dir,
+                          const CheckOptions& options = {},
+                          const std::function<void(size_t, size_t, const std::string&)>& progress = {});
+
+}  // namespace dsa::dataset
