@@ -18,7 +18,7 @@ namespace dsa::mma::detail {
 
 // Decoded operands of one vector in lane order (structure of arrays).
 struct Lanes {
-  const uint32_t* mag;
+  const uint64_t* mag;  // |v| * 2^10 (below 2^19) in 64-bit lanes: products are one pmuludq
   const uint64_t* neg;
   const int16_t* exp;
 };
@@ -41,22 +41,22 @@ inline int max_product_exponent(const int16_t* ea, const int16_t* eb) {
 // truncated product is below 2^33 units and the sum fits easily.
 template <int N>
 inline int64_t truncated_product_sum(const Lanes& a, const Lanes& b, int offset, int q) {
-  const uint32_t* ma = a.mag + offset;
-  const uint32_t* mb = b.mag + offset;
+  const uint64_t* ma = a.mag + offset;
+  const uint64_t* mb = b.mag + offset;
   const uint64_t* na = a.neg + offset;
   const uint64_t* nb = b.neg + offset;
   const int shift = q + kProductShift;  // products are integers in units of 2^-20
   uint64_t sum = 0;                      // two's complement, wraps exactly like int64
   if (shift <= 0) {                      // no product loses a bit
     for (int i = 0; i < N; ++i) {
-      const uint64_t p = uint64_t(ma[i]) * mb[i], n = na[i] ^ nb[i];
+      const uint64_t p = uint64_t(uint32_t(ma[i])) * uint32_t(mb[i]), n = na[i] ^ nb[i];
       sum += (p ^ n) - n;
     }
     return int64_t(sum << -shift);
   }
   if (shift >= 64) return 0;
   for (int i = 0; i < N; ++i) {
-    const uint64_t t = (uint64_t(ma[i]) * mb[i]) >> shift, n = na[i] ^ nb[i];
+    const uint64_t t = (uint64_t(uint32_t(ma[i])) * uint32_t(mb[i])) >> shift, n = na[i] ^ nb[i];
     sum += (t ^ n) - n;
   }
   return int64_t(sum);
@@ -92,7 +92,7 @@ inline float wgmma_e4m3(const Lanes& a, const Lanes& b, int offset, float c, boo
   if (use_c && !std::isfinite(c)) return c;  // inf stays inf; NaN stays NaN
   int q;
   const int64_t sum = fused_truncated_sum<32, 13>(a, b, offset, c, use_c && c != 0.0f, q);
-  return round_scaled(sum, q, Rounding::toward_zero, 14);
+  return round_scaled_fast(sum, q, Rounding::toward_zero, 14);
 }
 
 // ---- Hopper mma.sync m16n8k32 e4m3 (ptxas emulation). Lanes 0-15 hold
@@ -102,7 +102,7 @@ inline float wgmma_e4m3(const Lanes& a, const Lanes& b, int offset, float c, boo
 inline float hmma_16816(const Lanes& a, const Lanes& b, int offset, float z) {
   int q;
   const int64_t sum = fused_truncated_sum<16, 25>(a, b, offset, z, z != 0.0f, q);
-  return round_scaled(sum, q, Rounding::toward_zero);
+  return round_scaled_fast(sum, q, Rounding::toward_zero);
 }
 inline float mma_sync_e4m3(const Lanes& a, const Lanes& b, int offset, float c, bool use_c) {
   const float p1 = hmma_16816(a, b, offset, 0.0f);
@@ -116,7 +116,7 @@ inline float tcgen05_f8f6f4(const Lanes& a, const Lanes& b, int offset, float c,
   if (use_c && !std::isfinite(c)) return c;
   int q;
   const int64_t sum = fused_truncated_sum<32, 25>(a, b, offset, c, use_c && c != 0.0f, q);
-  return round_scaled(sum, q, Rounding::toward_zero);
+  return round_scaled_fast(sum, q, Rounding::toward_zero);
 }
 
 // ---- CDNA3 v_mfma fp8, one group of 16 consecutive k (published model).
@@ -150,7 +150,51 @@ inline float cdna3_group16(const Lanes& a, const Lanes& b, int offset, float c, 
     const int64_t cs = cp.neg ? -int64_t(cp.sig) : int64_t(cp.sig);
     sum += units_toward_neg_inf(cs, cp.exp, e - kF) << (kF2 - kF);
   }
-  return round_scaled(sum, e - kF2, Rounding::nearest_even);
+  return round_scaled_fast(sum, e - kF2, Rounding::nearest_even);
+}
+
+// ---- The models as compile-time policies: K of one instruction and its step.
+struct MmaSyncE4m3 {
+  static constexpr int kK = 32;
+  static float step(const Lanes& a, const Lanes& b, int offset, float c, bool use_c) {
+    return mma_sync_e4m3(a, b, offset, c, use_c);
+  }
+};
+struct WgmmaE4m3 {
+  static constexpr int kK = 32;
+  static float step(const Lanes& a, const Lanes& b, int offset, float c, bool use_c) {
+    return wgmma_e4m3(a, b, offset, c, use_c);
+  }
+};
+struct Tcgen05F8f6f4 {
+  static constexpr int kK = 32;
+  static float step(const Lanes& a, const Lanes& b, int offset, float c, bool use_c) {
+    return tcgen05_f8f6f4(a, b, offset, c, use_c);
+  }
+};
+struct Cdna3Mfma16x16x32 {  // two groups of 16 in sequence
+  static constexpr int kK = 32;
+  static float step(const Lanes& a, const Lanes& b, int offset, float c, bool use_c) {
+    return cdna3_group16(a, b, offset + 16, cdna3_group16(a, b, offset, c, use_c), true);
+  }
+};
+struct Cdna3Mfma32x32x16 {
+  static constexpr int kK = 16;
+  static float step(const Lanes& a, const Lanes& b, int offset, float c, bool use_c) {
+    return cdna3_group16(a, b, offset, c, use_c);
+  }
+};
+
+// A chain over `slices` instructions; a NaN operand makes its instruction's result NaN.
+template <class Model>
+inline float chain_lanes(const Lanes& a, const uint8_t* a_nan, const Lanes& b, const uint8_t* b_nan, int slices,
+                         float c, bool use_c) {
+  float acc = c;
+  for (int j = 0; j < slices; ++j) {
+    acc = (a_nan[j] | b_nan[j]) ? quiet_nan() : Model::step(a, b, j * Model::kK, acc, use_c);
+    use_c = true;
+  }
+  return acc;
 }
 
 }  // namespace dsa::mma::detail

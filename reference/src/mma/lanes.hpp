@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "dsa/error.hpp"
 #include "dsa/mma/models.hpp"
 #include "kernels.hpp"
 
@@ -13,7 +14,7 @@ namespace dsa::mma::detail {
 // A decoded vector of K codes in the model's lane order, with a NaN flag per
 // instruction slice. Buffers are reused across decodes.
 struct DecodedVector {
-  std::vector<uint32_t> mag;
+  std::vector<uint64_t> mag;
   std::vector<uint64_t> neg;
   std::vector<int16_t> exp;
   std::vector<uint8_t> slice_has_nan;
@@ -23,12 +24,32 @@ struct DecodedVector {
 // Throws InvalidInput("k_len", ...) unless k_len is a positive multiple of instruction_k(m).
 void require_k_len(Model m, int64_t k_len);
 
+// Where the model's lane order puts code k (kernels.hpp): the sets its datapath
+// sums apart become contiguous runs.
+int lane_of(Model m, int k);
+// The operand decoding of model m (its format and subnormal convention).
+const OperandTable& model_operands(Model m, ZeroOperands zeros = ZeroOperands::no_term);
+
 // Decodes codes[0, k_len) for model m (not Model::exact).
 void decode_lanes(Model m, const uint8_t* codes, int k_len, DecodedVector& out,
                   ZeroOperands zeros = ZeroOperands::no_term);
 
 // One instruction at slice `slice` (offset slice * instruction_k).
 float run_instruction(Model m, const Lanes& a, const Lanes& b, int slice, float c, bool use_c);
+
+// Calls f(Policy{}) with the compile-time policy of model m (kernels.hpp).
+template <class F>
+decltype(auto) with_policy(Model m, F&& f) {
+  switch (m) {
+    case Model::sm90_mma_sync_e4m3: return f(MmaSyncE4m3{});
+    case Model::sm90_wgmma_e4m3: return f(WgmmaE4m3{});
+    case Model::sm100_tcgen05_f8f6f4_e4m3: return f(Tcgen05F8f6f4{});
+    case Model::cdna3_mfma_f32_16x16x32_fp8: return f(Cdna3Mfma16x16x32{});
+    case Model::cdna3_mfma_f32_32x32x16_fp8: return f(Cdna3Mfma32x32x16{});
+    case Model::exact: break;
+  }
+  throw InvalidInput("model", "exact has no instruction lanes");
+}
 
 // A chain over every slice: the first accumulates c when use_c, each later one
 // the previous result. A NaN operand makes its instruction's result NaN.

@@ -38,24 +38,6 @@ const ModelInfo& info(Model m) {
   throw InvalidInput("model", "unknown model id " + std::to_string(int(m)));
 }
 
-// Where lane order puts code k of a slice (kernels.hpp): the sets the
-// datapath sums apart become contiguous runs.
-int lane_of(Model m, int k) {
-  switch (m) {
-    case Model::sm90_mma_sync_e4m3: {  // HMMA 1 takes k mod 4 in {0, 1}, HMMA 2 the rest
-      const int r = k % 32, pair = (r / 4) * 2 + (r % 2);
-      return k - r + ((r % 4) < 2 ? pair : 16 + pair);
-    }
-    case Model::cdna3_mfma_f32_16x16x32_fp8:
-    case Model::cdna3_mfma_f32_32x32x16_fp8: {  // per group of 16: even k, then odd k
-      const int r = k % 16;
-      return k - r + (r % 2 ? 8 + r / 2 : r / 2);
-    }
-    default:
-      return k;
-  }
-}
-
 }  // namespace
 
 std::string_view to_string(Model m) { return info(m).name; }
@@ -79,6 +61,29 @@ Fp8Format operand_format(Model m) { return info(m).format; }
 
 namespace detail {
 
+// Where lane order puts code k of a slice (kernels.hpp): the sets the
+// datapath sums apart become contiguous runs.
+int lane_of(Model m, int k) {
+  switch (m) {
+    case Model::sm90_mma_sync_e4m3: {  // HMMA 1 takes k mod 4 in {0, 1}, HMMA 2 the rest
+      const int r = k % 32, pair = (r / 4) * 2 + (r % 2);
+      return k - r + ((r % 4) < 2 ? pair : 16 + pair);
+    }
+    case Model::cdna3_mfma_f32_16x16x32_fp8:
+    case Model::cdna3_mfma_f32_32x32x16_fp8: {  // per group of 16: even k, then odd k
+      const int r = k % 16;
+      return k - r + (r % 2 ? 8 + r / 2 : r / 2);
+    }
+    default:
+      return k;
+  }
+}
+
+const OperandTable& model_operands(Model m, ZeroOperands zeros) {
+  const ModelInfo& mi = info(m);
+  return operand_table(mi.format, mi.subnormals, zeros);
+}
+
 void require_k_len(Model m, int64_t k_len) {
   const int k = instruction_k(m);
   if (k_len <= 0 || k_len % k != 0)
@@ -88,7 +93,7 @@ void require_k_len(Model m, int64_t k_len) {
 
 void decode_lanes(Model m, const uint8_t* codes, int k_len, DecodedVector& out, ZeroOperands zeros) {
   const ModelInfo& mi = info(m);
-  const OperandTable& t = operand_table(mi.format, mi.subnormals, zeros);
+  const OperandTable& t = model_operands(m, zeros);
   out.mag.resize(size_t(k_len));
   out.neg.resize(size_t(k_len));
   out.exp.resize(size_t(k_len));
@@ -104,30 +109,18 @@ void decode_lanes(Model m, const uint8_t* codes, int k_len, DecodedVector& out, 
 }
 
 float run_instruction(Model m, const Lanes& a, const Lanes& b, int slice, float c, bool use_c) {
-  switch (m) {
-    case Model::sm90_mma_sync_e4m3: return mma_sync_e4m3(a, b, slice * 32, c, use_c);
-    case Model::sm90_wgmma_e4m3: return wgmma_e4m3(a, b, slice * 32, c, use_c);
-    case Model::sm100_tcgen05_f8f6f4_e4m3: return tcgen05_f8f6f4(a, b, slice * 32, c, use_c);
-    case Model::cdna3_mfma_f32_16x16x32_fp8: {
-      const float g0 = cdna3_group16(a, b, slice * 32, c, use_c);
-      return cdna3_group16(a, b, slice * 32 + 16, g0, true);
-    }
-    case Model::cdna3_mfma_f32_32x32x16_fp8: return cdna3_group16(a, b, slice * 16, c, use_c);
-    case Model::exact: break;
-  }
-  throw InvalidInput("model", "exact has no instruction lanes");
+  return with_policy(m, [&](auto policy) {
+    using P = decltype(policy);
+    return P::step(a, b, slice * P::kK, c, use_c);
+  });
 }
 
 float run_chain(Model m, const DecodedVector& a, const DecodedVector& b, int k_len, float c, bool use_c) {
-  const int slices = k_len / instruction_k(m);
-  const Lanes la = a.lanes(), lb = b.lanes();
-  float acc = c;
-  for (int j = 0; j < slices; ++j) {
-    acc = a.slice_has_nan[size_t(j)] || b.slice_has_nan[size_t(j)] ? quiet_nan()
-                                                                   : run_instruction(m, la, lb, j, acc, use_c);
-    use_c = true;
-  }
-  return acc;
+  return with_policy(m, [&](auto policy) {
+    using P = decltype(policy);
+    return chain_lanes<P>(a.lanes(), a.slice_has_nan.data(), b.lanes(), b.slice_has_nan.data(), k_len / P::kK, c,
+                          use_c);
+  });
 }
 
 float exact_dot(Fp8Format format, const uint8_t* a, const uint8_t* b, int64_t k_len, float c, bool use_c) {

@@ -1,6 +1,7 @@
 // Exact integer sums to fp32 under the matrix units' roundings (internal).
 #pragma once
 
+#include <bit>
 #include <cstdint>
 
 namespace dsa::mma::detail {
@@ -18,6 +19,28 @@ enum class Rounding : uint8_t {
 // zero: the largest finite value; toward -inf: the largest finite value if
 // positive, -inf if negative). sig = 0 gives +0.
 float round_scaled(__int128 sig, int exp, Rounding mode, int precision = 24);
+
+// The same for the sums of the hot loops (|sig| < 2^53), fast where the result
+// is a normal fp32: every step below is exact, the rounding is done on the
+// integer (toward zero / -inf) or by one IEEE conversion (to nearest).
+inline float round_scaled_fast(int64_t sig, int exp, Rounding mode, int precision = 24) {
+  if (sig == 0) return 0.0f;
+  const uint64_t mag = sig < 0 ? 0 - uint64_t(sig) : uint64_t(sig);
+  const int width = 64 - __builtin_clzll(mag);
+  const int top = exp + width - 1;
+  if (width > 53 || top < -126 || top > 126 || exp < -1000) return round_scaled(sig, exp, mode, precision);
+  auto pow2 = [](int e) { return std::bit_cast<double>(uint64_t(e + 1023) << 52); };
+  if (mode == Rounding::nearest_even && precision == 24) return float(double(sig) * pow2(exp));
+  const int drop = width > precision ? width - precision : 0;
+  uint64_t kept = mag >> drop;
+  if (mode == Rounding::toward_neg_inf && sig < 0 && (kept << drop) != mag) ++kept;
+  if (mode == Rounding::nearest_even) {
+    const uint64_t rest = mag - (kept << drop), half = drop ? uint64_t(1) << (drop - 1) : 1;
+    if (drop && (rest > half || (rest == half && (kept & 1)))) ++kept;
+  }
+  const double v = double(kept) * pow2(exp + drop);
+  return float(sig < 0 ? -v : v);
+}
 
 // |term| truncated toward zero to a multiple of 2^q, in units of 2^q, for a
 // magnitude m * 2^e.
