@@ -3,8 +3,8 @@
 // elsewhere. Only what the models need: bitwise ops, add/sub, the 32 x 32 ->
 // 64-bit multiply of the low halves (pmuludq, which compilers do not reliably
 // find on their own), and the per-lane arithmetic of masks and roundings
-// (signed max/min, variable left shift, leading zeros), which has vector
-// instructions only with AVX-512 (F, CD) and is a loop over lanes elsewhere.
+// (signed max/min, variable shifts, leading zeros): vector instructions with
+// AVX-512 (F, CD) and AVX2, a loop over lanes on SSE2 and elsewhere.
 #pragma once
 
 #include <cstdint>
@@ -53,6 +53,72 @@ struct I64x8 {
   }
   DSA_LANES_INLINE friend I64x8 nonzero(I64x8 a) {
     return {_mm512_maskz_mov_epi64(_mm512_test_epi64_mask(a.v, a.v), _mm512_set1_epi64(-1))};
+  }
+};
+#elif defined(__AVX2__)
+#define DSA_MMA_LANES_AVX2 1
+struct I64x8 {
+  __m256i v[2];
+  template <class Op>
+  DSA_LANES_INLINE static I64x8 map(I64x8 a, I64x8 b, Op op) {
+    return {{op(a.v[0], b.v[0]), op(a.v[1], b.v[1])}};
+  }
+  template <class Op>
+  DSA_LANES_INLINE static I64x8 map(I64x8 a, Op op) {
+    return {{op(a.v[0]), op(a.v[1])}};
+  }
+  DSA_LANES_INLINE static I64x8 load(const int64_t* p) {
+    return {{_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)),
+             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 4))}};
+  }
+  DSA_LANES_INLINE static I64x8 load(const uint64_t* p) { return load(reinterpret_cast<const int64_t*>(p)); }
+  DSA_LANES_INLINE static I64x8 broadcast(int64_t x) { return {{_mm256_set1_epi64x(x), _mm256_set1_epi64x(x)}}; }
+  DSA_LANES_INLINE static I64x8 from_int16(const int16_t* p) {
+    const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    return {{_mm256_cvtepi16_epi64(w), _mm256_cvtepi16_epi64(_mm_srli_si128(w, 8))}};
+  }
+  DSA_LANES_INLINE void store(int64_t* p) const {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v[0]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + 4), v[1]);
+  }
+  DSA_LANES_INLINE friend I64x8 operator&(I64x8 a, I64x8 b) { return map(a, b, _mm256_and_si256); }
+  DSA_LANES_INLINE friend I64x8 operator|(I64x8 a, I64x8 b) { return map(a, b, _mm256_or_si256); }
+  DSA_LANES_INLINE friend I64x8 operator^(I64x8 a, I64x8 b) { return map(a, b, _mm256_xor_si256); }
+  DSA_LANES_INLINE friend I64x8 operator+(I64x8 a, I64x8 b) { return map(a, b, _mm256_add_epi64); }
+  DSA_LANES_INLINE friend I64x8 operator-(I64x8 a, I64x8 b) { return map(a, b, _mm256_sub_epi64); }
+  DSA_LANES_INLINE friend I64x8 mul_low32(I64x8 a, I64x8 b) { return map(a, b, _mm256_mul_epu32); }
+  DSA_LANES_INLINE friend I64x8 andnot(I64x8 a, I64x8 b) { return map(a, b, _mm256_andnot_si256); }
+  DSA_LANES_INLINE friend I64x8 greater(I64x8 a, I64x8 b) { return map(a, b, _mm256_cmpgt_epi64); }
+  DSA_LANES_INLINE friend I64x8 max(I64x8 a, I64x8 b) {
+    return map(a, b, [](__m256i x, __m256i y) { return _mm256_blendv_epi8(y, x, _mm256_cmpgt_epi64(x, y)); });
+  }
+  DSA_LANES_INLINE friend I64x8 min(I64x8 a, I64x8 b) {
+    return map(a, b, [](__m256i x, __m256i y) { return _mm256_blendv_epi8(x, y, _mm256_cmpgt_epi64(x, y)); });
+  }
+  DSA_LANES_INLINE friend I64x8 shl(I64x8 a, I64x8 n) { return map(a, n, _mm256_sllv_epi64); }
+  DSA_LANES_INLINE friend I64x8 shr(I64x8 a, I64x8 n) { return map(a, n, _mm256_srlv_epi64); }
+  DSA_LANES_INLINE friend I64x8 sign_mask(I64x8 a) {
+    return map(a, [](__m256i x) { return _mm256_cmpgt_epi64(_mm256_setzero_si256(), x); });
+  }
+  DSA_LANES_INLINE friend I64x8 abs(I64x8 a) {
+    const I64x8 s = sign_mask(a);
+    return (a ^ s) - s;
+  }
+  // Valid for 0 <= a < 2^52 (every value of a chain from zero is below 2^46):
+  // a | 2^52's bits, read as a double, minus 2^52 is a exactly, and its
+  // exponent field is floor(log2 a) + 1023 (0 for a = 0).
+  DSA_LANES_INLINE friend I64x8 leading_zeros(I64x8 a) {
+    return map(a, [](__m256i x) {
+      const __m256i magic = _mm256_set1_epi64x(0x4330000000000000);
+      const __m256d d = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(x, magic)), _mm256_castsi256_pd(magic));
+      const __m256i lz = _mm256_sub_epi64(_mm256_set1_epi64x(1086), _mm256_srli_epi64(_mm256_castpd_si256(d), 52));
+      return _mm256_blendv_epi8(lz, _mm256_set1_epi64x(64), _mm256_cmpgt_epi64(lz, _mm256_set1_epi64x(64)));
+    });
+  }
+  DSA_LANES_INLINE friend I64x8 nonzero(I64x8 a) {
+    return map(a, [](__m256i x) {
+      return _mm256_xor_si256(_mm256_cmpeq_epi64(x, _mm256_setzero_si256()), _mm256_set1_epi64x(-1));
+    });
   }
 };
 #else
@@ -127,25 +193,12 @@ struct I64x8 {
 };
 #endif
 
-// The product loop's lanes: the same type with AVX-512; SSE2/AVX2 registers
-// otherwise (their per-lane arithmetic above stays a loop).
-#if defined(DSA_MMA_LANES_AVX512) || !defined(__SSE2__)
+// The product loop's lanes: the same type with AVX-512 and AVX2; four xmm on
+// SSE2 (whose per-lane arithmetic above stays a loop over lanes).
+#if defined(DSA_MMA_LANES_AVX512) || defined(DSA_MMA_LANES_AVX2) || !defined(__SSE2__)
 using ProductLanes = I64x8;
 DSA_LANES_INLINE ProductLanes to_product_lanes(I64x8 a) { return a; }
 DSA_LANES_INLINE I64x8 from_product_lanes(ProductLanes a) { return a; }
-#else
-#if defined(__AVX2__)
-using ProductRegister = __m256i;
-inline constexpr int kProductRegisters = 2;
-DSA_LANES_INLINE ProductRegister pr_load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-DSA_LANES_INLINE void pr_store(void* p, ProductRegister v) { _mm256_storeu_si256(static_cast<__m256i*>(p), v); }
-DSA_LANES_INLINE ProductRegister pr_set1(int64_t x) { return _mm256_set1_epi64x(x); }
-DSA_LANES_INLINE ProductRegister pr_and(ProductRegister a, ProductRegister b) { return _mm256_and_si256(a, b); }
-DSA_LANES_INLINE ProductRegister pr_andnot(ProductRegister a, ProductRegister b) { return _mm256_andnot_si256(a, b); }
-DSA_LANES_INLINE ProductRegister pr_xor(ProductRegister a, ProductRegister b) { return _mm256_xor_si256(a, b); }
-DSA_LANES_INLINE ProductRegister pr_add(ProductRegister a, ProductRegister b) { return _mm256_add_epi64(a, b); }
-DSA_LANES_INLINE ProductRegister pr_sub(ProductRegister a, ProductRegister b) { return _mm256_sub_epi64(a, b); }
-DSA_LANES_INLINE ProductRegister pr_mul32(ProductRegister a, ProductRegister b) { return _mm256_mul_epu32(a, b); }
 #else
 using ProductRegister = __m128i;
 inline constexpr int kProductRegisters = 4;
@@ -158,7 +211,6 @@ DSA_LANES_INLINE ProductRegister pr_xor(ProductRegister a, ProductRegister b) { 
 DSA_LANES_INLINE ProductRegister pr_add(ProductRegister a, ProductRegister b) { return _mm_add_epi64(a, b); }
 DSA_LANES_INLINE ProductRegister pr_sub(ProductRegister a, ProductRegister b) { return _mm_sub_epi64(a, b); }
 DSA_LANES_INLINE ProductRegister pr_mul32(ProductRegister a, ProductRegister b) { return _mm_mul_epu32(a, b); }
-#endif
 struct ProductLanes {
   static constexpr int kPer = 8 / kProductRegisters;
   ProductRegister v[kProductRegisters];
