@@ -330,6 +330,12 @@ std::string describe_arrays(const FuzzCase& fc) {
       out += fmt::format("  row {}: window [{}, {}) of {} columns, {} (seed {})", r, row.start, row.start + row.len,
                          logits.width, name(row.values), row.seed);
       if (row.len <= kShownColumns) out += ": " + values_text(logits.row(r) + row.start, row.len);
+      if (logits.width <= kShownColumns && logits.width > row.len) {
+        // What a reader past the window would see.
+        out += " | outside:";
+        for (int64_t col = 0; col < logits.width; ++col)
+          if (col < row.start || col >= row.start + row.len) out += fmt::format(" [{}]={}", col, logits.at(r, col));
+      }
       out += "\n";
     }
     return out;

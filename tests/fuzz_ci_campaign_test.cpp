@@ -1,0 +1,37 @@
+// A short campaign against the reference and each CPU twin, every property
+// that applies, as CI runs it (a few seconds each).
+#include <gtest/gtest.h>
+
+#include "dsa/fuzz/campaign.hpp"
+#include "dsa/fuzz/implementations.hpp"
+
+namespace dsa::fuzz {
+namespace {
+
+class FuzzShortCampaign : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FuzzShortCampaign, FindsNothing) {
+  CampaignOptions o;
+  o.impl = GetParam();
+  o.make_impl = [name = GetParam()] { return make_implementation(name); };
+  o.seed = 2024;
+  o.cases = 8;  // per property: a few seconds in all, and every property gets its share
+  o.batch_cases = 4;
+  const CampaignResult r = run_campaign(o);
+  int applicable = 0;
+  for (const PropertyResult& p : r.properties) {
+    EXPECT_FALSE(p.failure) << GetParam() << ": " << (p.failure ? format_failure(*p.failure) : "");
+    if (!p.applicable()) continue;
+    ++applicable;
+    EXPECT_GT(p.passed, 0) << GetParam() << " " << p.property;
+    EXPECT_EQ(p.passed + p.unsupported, 8) << GetParam() << " " << p.property;
+  }
+  EXPECT_GE(applicable, 3) << format_campaign(o, r);
+}
+
+INSTANTIATE_TEST_SUITE_P(ReferenceAndTwins, FuzzShortCampaign,
+                         ::testing::Values("reference", "cpu_radix_topk", "cpu_persistent_topk",
+                                           "cpu_compact_candidates"));
+
+}  // namespace
+}  // namespace dsa::fuzz

@@ -1,0 +1,76 @@
+// Shrinking reaches small cases: at most 2 rows and 64 visible columns for
+// bugs that allow it, from cases of up to 64 rows and 2^17 columns.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "fuzz_test_support.hpp"
+
+namespace dsa::fuzz {
+namespace {
+
+using test::maker;
+using test::PatchedReference;
+
+// Top-k by IEEE comparisons: NaN compares false with everything.
+struct IeeeTopk : PatchedReference {
+  void topk(const Logits& l, const RowBounds& b, TopkIndices& out) override {
+    for (int64_t r = 0; r < out.rows; ++r) {
+      const int64_t start = b.start[size_t(r)], n = b.end[size_t(r)] - start;
+      std::vector<int32_t> idx(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) idx[size_t(i)] = int32_t(i);
+      const float* v = l.row(r) + start;
+      std::stable_sort(idx.begin(), idx.end(), [v](int32_t a, int32_t c) { return v[a] > v[c]; });
+      for (int32_t s = 0; s < out.k; ++s) out.row(r)[s] = s < n ? idx[size_t(s)] : -1;
+    }
+  }
+};
+
+// Logits of entries from position 40 on off by one ulp.
+struct LateEntriesOff : PatchedReference {
+  void decode_logits(const DecodeProblem& p, const Profile& f, Logits& out) override {
+    ref_->decode_logits(p, f, out);
+    for (int64_t r = 0; r < out.rows; ++r)
+      for (int64_t c = 40; c < visible_len(p, r); ++c)
+        if (std::isfinite(out.row(r)[c])) out.row(r)[c] = std::nextafter(out.row(r)[c], INFINITY);
+  }
+};
+
+// Candidate top-k that forgets the last candidate slot.
+struct LastSlotForgotten : PatchedReference {
+  void candidate_topk(const Logits& l, const RowBounds& b, const CandidateBlocks& c, TopkIndices& out) override {
+    CandidateBlocks fewer = c;
+    for (int64_t r = 0; r < fewer.rows; ++r) fewer.row(r)[fewer.slots - 1] = -1;
+    ref_->candidate_topk(l, b, fewer, out);
+  }
+};
+
+struct Expect {
+  const char* name;
+  const char* property;
+  std::function<std::unique_ptr<IndexerOps>()> make;
+  int64_t max_visible;
+};
+
+class FuzzShrinking : public ::testing::TestWithParam<Expect> {};
+
+TEST_P(FuzzShrinking, ReachesASmallCase) {
+  const Expect& e = GetParam();
+  const CampaignResult r = test::fuzz_one(e.make, e.property, 500, 3);
+  ASSERT_TRUE(r.properties[0].failure) << e.name << " not found";
+  const Failure& f = *r.properties[0].failure;
+  const CaseSize size = case_size(f.shrunk);
+  EXPECT_LE(size.rows, 2) << describe(f.shrunk);
+  EXPECT_LE(size.max_visible, e.max_visible) << describe(f.shrunk);
+  EXPECT_TRUE(f.reproduced);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Bugs, FuzzShrinking,
+    ::testing::Values(Expect{"ieee_topk", property::kTopkAgrees, maker<IeeeTopk>(), 64},
+                      Expect{"late_entries", property::kLogitsAgree, maker<LateEntriesOff>(), 64},
+                      Expect{"last_slot", property::kCandidateTopkAgrees, maker<LastSlotForgotten>(), 64}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace dsa::fuzz

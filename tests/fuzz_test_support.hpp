@@ -1,0 +1,69 @@
+// Helpers of the fuzzer's tests: drawing cases from a generator with a fixed
+// seed, and implementations under test with one deliberate bug each (kept
+// apart from the mutant catalog, so that these tests pin the fuzzer, not it).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include <rapidcheck.h>
+
+#include "dsa/fuzz/campaign.hpp"
+#include "dsa/indexer_ops.hpp"
+
+namespace dsa::test {
+
+// n values of `gen`, sizes cycling over 0..100 as a campaign's batches do.
+template <class T>
+std::vector<T> sample(const rc::Gen<T>& gen, int n, uint64_t seed) {
+  std::vector<T> out;
+  rc::Random random(seed);
+  for (int i = 0; i < n; ++i) out.push_back(gen(random.split(), (i * 7) % 101).value());
+  return out;
+}
+
+// The reference with some ops replaced.
+class PatchedReference : public IndexerOps {
+public:
+  std::string name() const override { return "patched reference"; }
+  void decode_logits(const DecodeProblem& p, const Profile& f, Logits& out) override { ref_->decode_logits(p, f, out); }
+  void prefill_logits(const PrefillProblem& p, const Profile& f, Logits& out) override {
+    ref_->prefill_logits(p, f, out);
+  }
+  void topk(const Logits& l, const RowBounds& b, TopkIndices& out) override { ref_->topk(l, b, out); }
+  void candidate_select(const Logits& l, const RowBounds& b, CandidateBlocks& out) override {
+    ref_->candidate_select(l, b, out);
+  }
+  void candidate_topk(const Logits& l, const RowBounds& b, const CandidateBlocks& c, TopkIndices& out) override {
+    ref_->candidate_topk(l, b, c, out);
+  }
+  void compact_candidate_logits(const DecodeProblem& p, const Profile& f, const CandidateBlocks& c,
+                                Logits& out) override {
+    ref_->compact_candidate_logits(p, f, c, out);
+  }
+
+protected:
+  std::unique_ptr<IndexerOps> ref_ = make_reference_ops();
+};
+
+template <class Ops>
+std::function<std::unique_ptr<IndexerOps>()> maker() {
+  return [] { return std::make_unique<Ops>(); };
+}
+
+// A campaign of one property on one implementation, with a case budget.
+inline fuzz::CampaignResult fuzz_one(const std::function<std::unique_ptr<IndexerOps>()>& make,
+                                     const std::string& property, int64_t cases, uint64_t seed = 1) {
+  fuzz::CampaignOptions o;
+  o.impl = "test";
+  o.make_impl = make;
+  o.properties = {property};
+  o.cases = cases;
+  o.seed = seed;
+  o.shrink_seconds = 20;
+  o.replay_prefix = "dsa-oracle fuzz --impl test";
+  return fuzz::run_campaign(o);
+}
+
+}  // namespace dsa::test
