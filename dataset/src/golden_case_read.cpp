@@ -170,6 +170,7 @@ DecodeProblem read_decode(const Safetensors& file, const MetadataReader& m, cons
   const CacheLayout layout = parse_cache_layout(m.required_text("layout", "block_flat, preshuffle or mxfp4"));
   p.element = read_element(m, layout);
   const bool mxfp4 = p.element == ElementFormat::mxfp4;
+  detail::check_codes_dtype(file, "q", p.element);
   const Shape& qs = file.at("q").shape;
   if (qs.size() != 4)
     throw InvalidInput("q", "shape " + shape_string(qs) + ", expected [B, next_n, H, " + (mxfp4 ? "D/2" : "D") + "]");
@@ -218,6 +219,8 @@ PrefillProblem read_prefill(const Safetensors& file, const MetadataReader& m, co
   const std::string fp8 = m.required_text("fp8", "e4m3fn or e4m3fnuz");
   if (fp8 != "e4m3fn" && fp8 != "e4m3fnuz") throw InvalidInput("fp8", "'" + fp8 + "' is not an fp8 format (e4m3fn or e4m3fnuz)");
   p.element = parse_element_format(fp8);
+  detail::check_codes_dtype(file, "q", p.element);
+  detail::check_codes_dtype(file, "k", p.element);
   const Shape& qs = file.at("q").shape;
   const Shape& kshape = file.at("k").shape;
   if (qs.size() != 3 || qs[0] > kMaxExtent || qs[1] < 1 || qs[2] < 1 || qs[1] > kMaxExtent || qs[2] > kMaxExtent)
@@ -334,7 +337,7 @@ GoldenCase read_case_inputs(const Safetensors& file, const MetadataFlags& flags)
     if (c.decode->element != ElementFormat::mxfp4)
       throw InvalidInput("layout", "op sparse_sm100 reads an MXFP4 cache (layout mxfp4), not " + std::string(to_string(c.decode->cache.layout)));
     if (profile.logits != Precision::bf16)
-      throw InvalidInput("profile", profile.name + " writes fp32 logits; op sparse_sm100 is the bf16 SM100 path (deepgemm_sm100_bf16 or exact)");
+      throw InvalidInput("profile", profile.name + " writes fp32 logits; op sparse_sm100 is the bf16 SM100 path (deepgemm_sm100_bf16)");
     pick_sparse_block_kv(c.settings.candidate_block_size);
   }
   for (const auto& [key, value] : file.metadata)
@@ -343,16 +346,23 @@ GoldenCase read_case_inputs(const Safetensors& file, const MetadataFlags& flags)
 }
 
 GoldenCase read_golden_case(const Safetensors& file) {
-  GoldenCase c = read_case_inputs(file);
+  // The list first: a wrong one would make expected outputs read as inputs.
   if (!file.metadata.count("outputs")) throw InvalidInput("outputs", "missing metadata key: a golden file lists its expected outputs");
   const auto listed = listed_outputs(file);
-  const auto possible = op_outputs(c.settings.op, c.logits_given());
+  const std::vector<std::string> known = {out::logits,       out::topk_indices,  out::candidate_blocks,
+                                          out::compact_logits, out::masked_logits, out::sparse_logits,
+                                          out::sparse_block_ids, out::sparse_end};
   for (const auto& name : listed) {
+    if (!std::count(known.begin(), known.end(), name))
+      throw InvalidInput("outputs", "lists '" + name + "', not an output name (" + joined(known) + ")");
+    if (!file.contains(name)) throw InvalidInput(name, "listed in the `outputs` key but missing");
+  }
+  GoldenCase c = read_case_inputs(file);
+  const auto possible = op_outputs(c.settings.op, c.logits_given());
+  for (const auto& name : listed)
     if (!std::count(possible.begin(), possible.end(), name))
       throw InvalidInput("outputs", "lists '" + name + "', not an output of op " + std::string(to_string(c.settings.op)) +
                                         " (its outputs: " + joined(possible) + ")");
-    if (!file.contains(name)) throw InvalidInput(name, "listed in the `outputs` key but missing");
-  }
   c.expected = detail::read_output_tensors(file, c, listed);
   return c;
 }

@@ -23,13 +23,21 @@ Logits read_output_logits(const Safetensors& file, const std::string& name, bool
 
 }  // namespace
 
-std::vector<uint8_t> read_codes(const Safetensors& file, const std::string& name, ElementFormat element,
-                                const Shape& shape) {
-  if (element == ElementFormat::e4m3fn) return file.fp8_bytes(name, shape);
-  if (file.at(name).dtype == Dtype::F8_E4M3)
+void check_codes_dtype(const Safetensors& file, const std::string& name, ElementFormat element) {
+  const Dtype d = file.at(name).dtype;
+  if (d == Dtype::U8 || (d == Dtype::F8_E4M3 && element == ElementFormat::e4m3fn)) return;
+  if (d == Dtype::F8_E4M3)
     throw InvalidInput(name, std::string("dtype F8_E4M3 holds e4m3fn codes, but the case is ") +
                                  std::string(to_string(element)) + " (store those bytes as U8)");
-  return file.u8(name, shape);
+  throw InvalidInput(name, "dtype " + std::string(to_string(d)) + ", expected " +
+                               (element == ElementFormat::e4m3fn ? "F8_E4M3 or U8" : "U8") + " (" +
+                               std::string(to_string(element)) + " codes)");
+}
+
+std::vector<uint8_t> read_codes(const Safetensors& file, const std::string& name, ElementFormat element,
+                                const Shape& shape) {
+  check_codes_dtype(file, name, element);
+  return element == ElementFormat::e4m3fn ? file.fp8_bytes(name, shape) : file.u8(name, shape);
 }
 
 void put_codes(Safetensors& file, const std::string& name, ElementFormat element, const Shape& shape,

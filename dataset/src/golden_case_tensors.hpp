@@ -8,6 +8,8 @@
 
 namespace dsa::dataset::detail {
 
+// Throws InvalidInput(name) unless the dtype can hold the element's codes.
+void check_codes_dtype(const Safetensors& file, const std::string& name, ElementFormat element);
 // fp8 codes of q or k: e4m3fn as F8_E4M3 or U8; e4m3fnuz and packed MXFP4 as U8.
 std::vector<uint8_t> read_codes(const Safetensors& file, const std::string& name, ElementFormat element,
                                 const Shape& shape);

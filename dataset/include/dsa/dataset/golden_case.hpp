@@ -98,7 +98,7 @@ struct GoldenOutputs {
   std::optional<Logits> compact_logits;
   std::optional<Logits> sparse_logits;   // BF16
   std::optional<SparseBlocks> sparse_blocks;  // sparse_block_ids [rows, num_sparse], sparse_end [rows]
-  std::vector<std::string> names() const;  // the outputs held, in op_outputs order
+  std::vector<std::string> names() const;  // the outputs held (logits, topk_indices, candidate_blocks, ... order)
 };
 
 struct GoldenCase {
