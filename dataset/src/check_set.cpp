@@ -27,7 +27,7 @@ CaseCheck check_one(const ManifestCase& entry, const fs::path& golden_dir, const
     golden = read_golden_case(read_safetensors(golden_path));
   } catch (const InvalidInput& e) {
     cc.status = CaseStatus::bad_input;
-    cc.error = std::string("golden file: ") + e.what();
+    cc.error = "golden file " + (e.argument() == golden_path ? "" : golden_path + ": ") + e.what();
     return cc;
   }
   try {
@@ -41,7 +41,7 @@ CaseCheck check_one(const ManifestCase& entry, const fs::path& golden_dir, const
     cc.status = cc.report.passed() ? CaseStatus::passed : CaseStatus::failed;
   } catch (const InvalidInput& e) {
     cc.status = CaseStatus::bad_input;
-    cc.error = "outputs file " + outputs_path + ": " + e.what();
+    cc.error = "outputs file " + (e.argument() == outputs_path ? "" : outputs_path + ": ") + e.what();
   }
   return cc;
 }
