@@ -259,6 +259,15 @@ TEST(GoldenCaseValidation, BadValuesInsideTensors) {
   const Safetensors padded = golden_file("edge", "exact", 3);
   EXPECT_NO_THROW(dataset::read_golden_case(padded));
   expect_invalid([&] { dataset::read_golden_case(edited(padded, "decode_lens", set_i32(0, 4))); }, "decode_lens");
+  // Errors name the schema's tensors and keys: a NaN MXFP4 scale, a preshuffle page of 8 entries.
+  const Safetensors mxfp4 = golden_file("mxfp4", "exact", 0);
+  expect_invalid([&] { dataset::read_golden_case(edited(mxfp4, "q_scales", [](auto& b) { b[1] = 0xff; })); }, "q_scales",
+                 "NaN");
+  Safetensors gfx = golden_file("gfx942", "exact", 0);
+  gfx.metadata.erase("page_size");
+  const auto& kv = gfx.at("kv_cache");
+  expect_invalid([&] { dataset::read_golden_case(replaced(gfx, "kv_cache", Dtype::U8, {kv.shape[0] * 8, 8, 1, 132}, kv.bytes)); },
+                 "page_size", "multiple of 16");
   // Candidate blocks: a block twice in a row, a block beyond the width.
   const Safetensors consumer = golden_file("v41_c4a", "exact", 1);
   expect_invalid([&] { dataset::read_golden_case(edited(consumer, "candidate_blocks", [](auto& b) {

@@ -143,6 +143,19 @@ void read_logits_width(const MetadataReader& m, DecodeProblem& p, std::optional<
   }
 }
 
+// DecodeProblem::validate with its errors under the schema's names
+// (q_block_scales is the tensor q_scales, a page's block_size the key page_size).
+void validate_in_schema_names(const DecodeProblem& p) {
+  try {
+    p.validate();
+  } catch (const InvalidInput& e) {
+    const std::string& arg = e.argument();
+    const std::string renamed = arg == "q_block_scales" ? "q_scales" : arg == "block_size" ? "page_size" : "";
+    if (renamed.empty()) throw;
+    throw InvalidInput(renamed, std::string(e.what()).substr(arg.size() + 2));
+  }
+}
+
 DecodeProblem read_decode_given(const Safetensors& file, const MetadataReader& m, int64_t& width_out) {
   DecodeProblem p;
   const Shape& ls = file.at("logits").shape;
@@ -208,7 +221,7 @@ DecodeProblem read_decode(const Safetensors& file, const MetadataReader& m, cons
   p.block_table = file.i32("block_table", bt);
   read_logits_width(m, p, std::nullopt);
   read_lengths(file, m, p, p.batch);
-  p.validate();
+  validate_in_schema_names(p);
   profile.require(p.element);
   profile.require_weights(p.weights, p.heads);
   return p;
