@@ -4,6 +4,7 @@
 
 #include "dsa/fuzz/campaign.hpp"
 #include "dsa/fuzz/implementations.hpp"
+#include "fuzz_test_support.hpp"
 
 namespace dsa::fuzz {
 namespace {
@@ -15,7 +16,7 @@ TEST_P(FuzzShortCampaign, FindsNothing) {
   o.impl = GetParam();
   o.make_impl = [name = GetParam()] { return make_implementation(name); };
   o.seed = 2024;
-  o.cases = 8;  // per property: a few seconds in all, and every property gets its share
+  o.cases = 8 / test::kFuzzScale;  // per property: a few seconds in all, and every property gets its share
   o.batch_cases = 4;
   const CampaignResult r = run_campaign(o);
   int applicable = 0;
@@ -24,7 +25,7 @@ TEST_P(FuzzShortCampaign, FindsNothing) {
     if (!p.applicable()) continue;
     ++applicable;
     EXPECT_GT(p.passed, 0) << GetParam() << " " << p.property;
-    EXPECT_EQ(p.passed + p.unsupported, 8) << GetParam() << " " << p.property;
+    EXPECT_EQ(p.passed + p.unsupported, o.cases) << GetParam() << " " << p.property;
   }
   EXPECT_GE(applicable, 3) << format_campaign(o, r);
 }

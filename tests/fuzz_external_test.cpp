@@ -3,12 +3,18 @@
 // python/examples passes; its off-by-one twin is caught and shrunk.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
+#include <unistd.h>
 
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "dsa/dataset/safetensors.hpp"
 #include "dsa/error.hpp"
 #include "dsa/fuzz/campaign.hpp"
 #include "dsa/fuzz/external.hpp"
 #include "dsa/fuzz/implementations.hpp"
+#include "dsa/oracle/poison.hpp"
 #include "fuzz_test_support.hpp"
 #include "test_support.hpp"
 
@@ -42,10 +48,10 @@ TEST(FuzzExternal, TheNumpyTopkPassesAndItsOffByOneTwinIsCaughtAndShrunk) {
   const std::string python = python_with_numpy();
   if (python.empty()) GTEST_SKIP() << "no python3 with numpy";
 
-  const CampaignResult right = run_campaign(external_campaign(python + " " + example("numpy_topk.py"), 6));
+  const CampaignResult right = run_campaign(external_campaign(python + " " + example("numpy_topk.py"), 5));
   ASSERT_EQ(right.properties.size(), 1u);
   EXPECT_FALSE(right.properties[0].failure) << format_failure(*right.properties[0].failure);
-  EXPECT_EQ(right.properties[0].passed, 6);
+  EXPECT_EQ(right.properties[0].passed, 5);
 
   const CampaignResult wrong = run_campaign(external_campaign(python + " " + example("numpy_topk_wrong.py"), 60));
   const PropertyResult& p = wrong.properties[0];
@@ -81,6 +87,62 @@ TEST(FuzzExternal, ACommandThatFailsOrWritesNothingIsAFailure) {
 
   EXPECT_THROW(make_external_ops("  "), InvalidInput);
   EXPECT_THROW(make_implementation("external:"), InvalidInput);
+}
+
+// A command that keeps the case it was given and answers with it unchanged:
+// its outputs are the poisoned buffers the case carries.
+TEST(FuzzExternal, TheExchangeCarriesEveryInputAndThePoisonedOutputs) {
+  const auto dir = std::filesystem::temp_directory_path() / ("dsa_external_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string kept = (dir / "in.safetensors").string();
+  auto echo = make_external_ops("sh -c 'cp \"$1\" \"$3\"; cp \"$1\" " + kept + "'");
+
+  DecodeCase c;
+  c.seed = 3;
+  c.next_n = 2;
+  c.padded = true;
+  c.element = ElementFormat::e4m3fnuz;
+  c.layout = CacheLayout::preshuffle;
+  c.head_dim = 128;
+  c.requests = {{37, {}, 1, 1}, {20, {}, 2, 2}};
+  const DecodeProblem p = make_problem(c);
+  Logits out;
+  out.rows = p.rows();
+  out.width = p.logits_width;
+  echo->decode_logits(p, profile_of(c), out);
+  for (float v : out.values) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    ASSERT_EQ(bits, oracle::kPoisonF32Bits);
+  }
+  const dataset::Safetensors in = dataset::read_safetensors(kept);
+  EXPECT_EQ(in.meta("op"), "decode_logits");
+  EXPECT_EQ(in.meta("layout"), "preshuffle");
+  EXPECT_EQ(in.meta("fp8"), "e4m3fnuz");
+  EXPECT_EQ(in.meta("next_n"), "2");
+  EXPECT_EQ(in.u8("q", {2, 2, c.heads, 128}), p.q);
+  EXPECT_EQ(in.u8("kv_cache", {p.cache.num_pages, p.cache.block_size, 1, 128 + 4}), p.cache.bytes);
+  EXPECT_EQ(in.i32("seq_lens", {2}), p.seq_lens);
+  EXPECT_EQ(in.i32("decode_lens", {2}), p.decode_lens);
+  EXPECT_EQ(in.i32("block_table", {2, p.max_pages}), p.block_table);
+  EXPECT_EQ(in.f32("weights", {p.rows(), c.heads}).size(), p.weights.size());
+
+  // Every op goes through the same exchange; what comes back is the poison, which the oracle sees.
+  TopkCase t;
+  t.k = 3;
+  t.rows = {{2, 9, ValueKind::normal, 1}};
+  const Outcome o = check_case(find_property(property::kEveryEntryWritten), *echo, t);
+  EXPECT_EQ(o.verdict, Verdict::fail);
+  const dataset::Safetensors topk_in = dataset::read_safetensors(kept);
+  EXPECT_EQ(topk_in.meta("op"), "topk");
+  EXPECT_EQ(topk_in.i32("ks", {1}), std::vector<int32_t>{2});
+  EXPECT_EQ(topk_in.i32("ke", {1}), std::vector<int32_t>{11});
+  EXPECT_EQ(topk_in.meta("topk"), "3");
+  for (const char* property : {property::kCandidateSelectAgrees, property::kCompactLogitsAgree,
+                               property::kPrefillLogitsAgree})
+    EXPECT_EQ(check_case(find_property(property), *echo, find_property(property).probes()[0]).verdict, Verdict::fail)
+        << property;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -25,14 +25,14 @@ TEST(FuzzProperties, TheReferencePassesEveryProperty) {
   o.impl = "reference";
   o.make_impl = [] { return make_reference_ops(); };
   o.properties = property_names();  // the opt-in one too: the reference writes clean rows
-  o.cases = 8;
+  o.cases = test::scaled_count(8);
   const CampaignResult r = run_campaign(o);
   ASSERT_EQ(r.properties.size(), properties().size());
   for (const PropertyResult& p : r.properties) {
     EXPECT_TRUE(p.applicable()) << p.property;
     EXPECT_FALSE(p.failure) << p.property << "\n" << (p.failure ? format_failure(*p.failure) : "");
-    EXPECT_EQ(p.cases, 8) << p.property;
-    EXPECT_EQ(p.passed, 8) << p.property;
+    EXPECT_EQ(p.cases, o.cases) << p.property;
+    EXPECT_EQ(p.passed, o.cases) << p.property;
     EXPECT_EQ(p.unsupported, 0) << p.property;
   }
   EXPECT_TRUE(r.passed());
@@ -175,9 +175,10 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return std::string(info.param.property); });
 
 TEST(FuzzProperties, GarbagePastTheRowIsAllowedUnlessCleanRowsArePromised) {
-  const CampaignResult r = fuzz_one(maker<GarbagePastTheRow>(), property::kLogitsAgree, 40);
+  const int cases = test::scaled_count(40);
+  const CampaignResult r = fuzz_one(maker<GarbagePastTheRow>(), property::kLogitsAgree, cases);
   EXPECT_TRUE(r.passed());
-  EXPECT_EQ(r.properties[0].passed, 40);
+  EXPECT_EQ(r.properties[0].passed, cases);
 }
 
 // ---- Unsupported: counted apart, never a pass.

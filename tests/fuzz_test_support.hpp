@@ -3,6 +3,7 @@
 // apart from the mutant catalog, so that these tests pin the fuzzer, not it).
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -13,6 +14,16 @@
 #include "dsa/indexer_ops.hpp"
 
 namespace dsa::test {
+
+// Under AddressSanitizer a case costs several times more: the suite's
+// sanitized run draws fewer cases (the bugs these tests look for die within
+// their first cases either way).
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr int kFuzzScale = 3;
+#else
+inline constexpr int kFuzzScale = 1;
+#endif
+inline int scaled_count(int n) { return std::max(1, n / kFuzzScale); }
 
 // n values of `gen`, sizes cycling over 0..100 as a campaign's batches do.
 template <class T>

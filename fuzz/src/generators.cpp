@@ -234,6 +234,15 @@ std::vector<CandidateCase> polish(const CandidateCase& c) {
     d.k = k;
     out.push_back(std::move(d));
   }
+  // Fewer rows per request: 2-D lengths lose one row position in every request.
+  for (int32_t j = 0; j < c.next_n && c.next_n > 1; ++j) {
+    CandidateCase d = c;
+    d.next_n = c.next_n - 1;
+    if (c.lens_2d)
+      for (auto& q : d.requests) q.row_lens.erase(q.row_lens.begin() + j);
+    out.push_back(std::move(d));
+    if (!c.lens_2d) break;
+  }
   return out;
 }
 
@@ -252,6 +261,16 @@ std::vector<DecodeCase> polish(const DecodeCase& c) {
         d.requests[i].row_lens[j] = len;
         out.push_back(std::move(d));
       }
+  }
+  for (int32_t j = 0; j < c.next_n && c.next_n > (c.padded ? 2 : 1); ++j) {
+    DecodeCase d = c;
+    d.next_n = c.next_n - 1;
+    for (auto& q : d.requests) {
+      if (c.lens_2d) q.row_lens.erase(q.row_lens.begin() + j);
+      q.decode_len = std::min(q.decode_len, d.next_n);
+    }
+    out.push_back(std::move(d));
+    if (!c.lens_2d) break;
   }
   return out;
 }
