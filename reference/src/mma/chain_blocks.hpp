@@ -14,6 +14,7 @@
 // check that both give the same bits.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -32,7 +33,16 @@ struct BlockOperands {
   const uint64_t* k_mag;   // [k * kBlock + t]
   const uint64_t* k_sign;  // [k][2][kBlock]: K's sign masks, then their complements
   const int16_t* k_exp;
+  // Bounds per group of 16 lanes, for the fast path: the largest alignment
+  // exponent and the fewest trailing zero bits of a nonzero magnitude (units
+  // 2^-10; 64 for none), of the query head and of the whole K block.
+  const int16_t* q_max_exp;
+  const int16_t* q_min_tz;
+  const int16_t* k_max_exp;
+  const int16_t* k_min_tz;
 };
+
+inline constexpr int kBoundGroup = 16;
 
 // Largest product exponent per token over N lanes starting at k0 (int16).
 template <int N>
@@ -61,7 +71,7 @@ DSA_LANES_INLINE I64x8 max_exponents(const BlockOperands& o, int k0) {
 
 // sum + the products over N lanes from k0, each truncated toward zero by
 // clearing `low` (sign-magnitude: the magnitude is cut), in units of 2^-20.
-template <int N>
+template <int N, bool kMasked = true>
 DSA_LANES_INLINE I64x8 masked_products(const BlockOperands& o, int k0, I64x8 low, I64x8 sum) {
   const uint64_t* qm = o.q_mag + k0;
   const uint64_t* qn = o.q_neg + k0;
@@ -71,7 +81,8 @@ DSA_LANES_INLINE I64x8 masked_products(const BlockOperands& o, int k0, I64x8 low
   ProductLanes s = to_product_lanes(sum);
 #pragma GCC unroll 8
   for (int k = 0; k < N; ++k) {
-    const ProductLanes p = andnot(l, mul_low32(ProductLanes::broadcast(qm[k]), ProductLanes::load(km + k * kBlock)));
+    ProductLanes p = mul_low32(ProductLanes::broadcast(qm[k]), ProductLanes::load(km + k * kBlock));
+    if constexpr (kMasked) p = andnot(l, p);
     // The product's sign: K's, or its complement where q is negative.
     const ProductLanes n = ProductLanes::load(ks + k * 2 * kBlock + (qn[k] & kBlock));
     s = s + ((p ^ n) - n);
@@ -133,6 +144,20 @@ struct BlockChain {
 // largest exponent, every term truncated toward zero, rounded toward zero to P bits.
 template <int N, int F, int P>
 DSA_LANES_INLINE I64x8 fused_truncated(const BlockOperands& o, int k0, I64x8 c) {
+  // Fast path: when the bounds show that the grid 2^(X - F) is no coarser than
+  // the lowest bit of any product and of C, no bit can be lost: the result is
+  // the exact sum, with no maximum to find and nothing to mask.
+  int bound = -(1 << 14), tz = 64;
+  for (int g = k0 / kBoundGroup; g < (k0 + N) / kBoundGroup; ++g) {
+    bound = std::max(bound, o.q_max_exp[g] + o.k_max_exp[g]);
+    tz = std::min(tz, o.q_min_tz[g] + o.k_min_tz[g]);
+  }
+  const uint64_t c_bits = reduce_or(abs(c));  // its top bit is the largest C's, its lowest set bit the lowest
+  if (c_bits) bound = std::max(bound, 63 - __builtin_clzll(c_bits) - kProductShift);
+  const int s = bound - F + kProductShift;  // grid in units of 2^-20
+  if (s <= tz && (c_bits == 0 || s <= __builtin_ctzll(c_bits)))
+    return round_bits<P, false>(masked_products<N, false>(o, k0, c, c));
+
   const I64x8 x = max(max_exponents<N>(o, k0), exponents(c));
   const I64x8 low = low_bits(x - I64x8::broadcast(F));
   return round_bits<P, false>(masked_products<N>(o, k0, low, truncate_toward_zero(c, low)));

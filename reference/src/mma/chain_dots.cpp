@@ -44,16 +44,32 @@ void with_block_policy(Model m, F&& f) {
   throw InvalidInput("model", "exact has no block kernel");
 }
 
+// The fast-path bounds of `stride` vectors laid out [lane][stride]: per group
+// of 16 lanes, the largest exponent and the fewest trailing zeros of a nonzero magnitude.
+void bounds(const uint64_t* mag, const int16_t* exp, int stride, int head_dim, int16_t* max_exp, int16_t* min_tz) {
+  for (int g = 0; g < head_dim / detail::kBoundGroup; ++g) {
+    int16_t mx = detail::kNoTermExponent, tz = 64;
+    for (size_t i = size_t(g) * detail::kBoundGroup * stride; i < size_t(g + 1) * detail::kBoundGroup * stride; ++i) {
+      mx = std::max(mx, exp[i]);
+      if (mag[i]) tz = std::min<int16_t>(tz, int16_t(__builtin_ctzll(mag[i])));
+    }
+    max_exp[size_t(g)] = mx;
+    min_tz[size_t(g)] = tz;
+  }
+}
+
 // K rows of one block, transposed to [lane][token], and whether each row holds a NaN.
 struct KBlock {
   std::vector<uint64_t> mag, sign;  // sign: [lane][2][token], the masks then their complements
   std::vector<int16_t> exp;
+  std::vector<int16_t> max_exp, min_tz;  // per group of 16 lanes, over the block (fast-path bounds)
   bool nan[detail::kBlock];
   std::vector<int> lane;  // lane of each k
 
   KBlock(Model m, int head_dim)
       : mag(size_t(head_dim) * detail::kBlock), sign(size_t(head_dim) * 2 * detail::kBlock),
-        exp(size_t(head_dim) * detail::kBlock), lane(static_cast<size_t>(head_dim)) {
+        exp(size_t(head_dim) * detail::kBlock), max_exp(size_t(head_dim / detail::kBoundGroup)),
+        min_tz(size_t(head_dim / detail::kBoundGroup)), lane(static_cast<size_t>(head_dim)) {
     for (int k = 0; k < head_dim; ++k) lane[size_t(k)] = detail::lane_of(m, k);
   }
 
@@ -74,6 +90,7 @@ struct KBlock {
       }
       nan[t] = any_nan;
     }
+    bounds(mag.data(), exp.data(), B, head_dim, max_exp.data(), min_tz.data());
   }
 };
 
@@ -92,9 +109,13 @@ void model_dots(Model m, const uint8_t* q, int heads, const uint8_t* k, int64_t 
   const int slices = head_dim / Kernel::kK;
   std::vector<detail::DecodedVector> qd(static_cast<size_t>(heads));
   std::vector<uint8_t> q_nan(static_cast<size_t>(heads));
+  const size_t groups = size_t(head_dim / detail::kBoundGroup);
+  std::vector<int16_t> q_max_exp(size_t(heads) * groups), q_min_tz(size_t(heads) * groups);
   for (int h = 0; h < heads; ++h) {
-    detail::decode_lanes(m, q + size_t(h) * head_dim, head_dim, qd[size_t(h)]);
-    for (uint8_t n : qd[size_t(h)].slice_has_nan) q_nan[size_t(h)] |= n;
+    detail::DecodedVector& qh = qd[size_t(h)];
+    detail::decode_lanes(m, q + size_t(h) * head_dim, head_dim, qh);
+    for (uint8_t n : qh.slice_has_nan) q_nan[size_t(h)] |= n;
+    bounds(qh.mag.data(), qh.exp.data(), 1, head_dim, q_max_exp.data() + h * groups, q_min_tz.data() + h * groups);
   }
   KBlock kb(m, head_dim);
   const detail::OperandTable& table = detail::model_operands(m);
@@ -103,8 +124,10 @@ void model_dots(Model m, const uint8_t* q, int heads, const uint8_t* k, int64_t 
     kb.load(table, k, n0, count, head_dim);
     for (int h = 0; h < heads; ++h) {
       const detail::DecodedVector& qh = qd[size_t(h)];
-      const detail::BlockOperands o{qh.mag.data(), qh.neg.data(), qh.exp.data(),
-                                    kb.mag.data(), kb.sign.data(), kb.exp.data()};
+      const detail::BlockOperands o{qh.mag.data(),         qh.neg.data(),          qh.exp.data(),
+                                    kb.mag.data(),         kb.sign.data(),         kb.exp.data(),
+                                    &q_max_exp[h * groups], &q_min_tz[h * groups], kb.max_exp.data(),
+                                    kb.min_tz.data()};
       alignas(64) int64_t acc[B];
       run_block<Kernel>(o, slices, acc);
       // A NaN operand anywhere makes its instruction NaN, and every later one.

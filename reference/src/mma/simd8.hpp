@@ -54,6 +54,7 @@ struct I64x8 {
   DSA_LANES_INLINE friend I64x8 nonzero(I64x8 a) {
     return {_mm512_maskz_mov_epi64(_mm512_test_epi64_mask(a.v, a.v), _mm512_set1_epi64(-1))};
   }
+  DSA_LANES_INLINE friend uint64_t reduce_or(I64x8 a) { return uint64_t(_mm512_reduce_or_epi64(a.v)); }
 };
 #elif defined(__AVX2__)
 #define DSA_MMA_LANES_AVX2 1
@@ -119,6 +120,11 @@ struct I64x8 {
     return map(a, [](__m256i x) {
       return _mm256_xor_si256(_mm256_cmpeq_epi64(x, _mm256_setzero_si256()), _mm256_set1_epi64x(-1));
     });
+  }
+  DSA_LANES_INLINE friend uint64_t reduce_or(I64x8 a) {
+    const __m256i x = _mm256_or_si256(a.v[0], a.v[1]);
+    const __m128i y = _mm_or_si128(_mm256_castsi256_si128(x), _mm256_extracti128_si256(x, 1));
+    return uint64_t(_mm_cvtsi128_si64(y) | _mm_extract_epi64(y, 1));
   }
 };
 #else
@@ -190,6 +196,11 @@ struct I64x8 {
     return lanewise(a, b, [](int64_t x, int64_t y) { return x > y ? int64_t(-1) : 0; });
   }
   DSA_LANES_INLINE friend I64x8 nonzero(I64x8 a) { return lanewise(a, [](int64_t x) { return x ? int64_t(-1) : 0; }); }
+  DSA_LANES_INLINE friend uint64_t reduce_or(I64x8 a) {
+    uint64_t r = 0;
+    for (int64_t x : a.v) r |= uint64_t(x);
+    return r;
+  }
 };
 #endif
 
