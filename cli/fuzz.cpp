@@ -174,7 +174,7 @@ const Registrar fuzz_registrar("fuzz", 40, [](CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--mutant", options->mutant, "Fuzz one mutant of the catalog instead of --impl");
   sub->add_option("--mutants", options->mutants, "The mutant table: 'all' or a comma-separated list of mutants");
-  sub->add_option("--property", options->properties, "Properties to run (repeat or comma-separate; default: all)");
+  sub->add_option("--property", options->properties, "Properties to run (repeat or comma-separate; default: all but the opt-in logits_agree_clean)");
   sub->add_option("--seed", options->seed, "Seed of the campaign")->capture_default_str();
   sub->add_option("--shard", options->shard, "This machine's share i/n of the seed space")->capture_default_str();
   sub->add_option("--seconds", options->seconds, "Time budget of the whole campaign (default 60 without --cases)");
