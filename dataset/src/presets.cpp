@@ -1,5 +1,6 @@
 // The preset registry, sizes, and the helpers the preset families share.
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "dsa/error.hpp"

@@ -1,6 +1,7 @@
 // The `edge` preset: the corners real kernels got wrong (SPEC 6, 7, 10).
 // Fixed small cases; --size does not change them.
 #include <algorithm>
+#include <array>
 #include <limits>
 
 #include "dsa/error.hpp"
