@@ -19,6 +19,7 @@ struct MmaCheckOptions {
   std::string format;
   std::vector<std::string> files;
   bool json = false;
+  bool nan_bits = false;
   int max_mismatches = 10;
 };
 
@@ -77,11 +78,11 @@ int mma_check(const MmaCheckOptions& o) {
   // Read and check every file before printing, so bad input exits 2 with nothing half-printed.
   std::vector<mma::DumpCheck> results;
   for (const auto& file : o.files) {
-    std::optional<mma::DumpCheckOptions> options;
-    if (model) {
-      options = mma::default_check_options(*model);
-      options->max_mismatches = o.max_mismatches;
-    }
+    // Options follow the file's model (named by --model or by the file's header).
+    const std::optional<mma::Model> m = model ? model : mma::dump_header_model(file);
+    mma::DumpCheckOptions options = mma::default_check_options(m.value_or(mma::Model::exact));
+    options.max_mismatches = o.max_mismatches;
+    options.nan_bits_exact = o.nan_bits;
     results.push_back(mma::check_dump(file, model, format, options));
   }
   mma::OutputTally all;
@@ -120,6 +121,7 @@ const Registrar registrar("mma-check", 40, [](CLI::App& app) {
   sub->add_option("--format", o->format, "single or chain (headerless dumps; default single)")
       ->check(CLI::IsMember({"single", "chain"}));
   sub->add_option("--max-mismatches", o->max_mismatches, "Mismatches listed per file")->check(CLI::Range(0, 100000));
+  sub->add_flag("--nan-bits", o->nan_bits, "A NaN must have the dump's bits (default: NaN matches any NaN)");
   sub->add_flag("--json", o->json, "Print the results as JSON");
   sub->add_option("files", o->files, "Dump files")->required()->check(CLI::ExistingFile);
   return [o] { return mma_check(*o); };

@@ -4,6 +4,9 @@
 // restated as hand-worked cases so that a failure names the rule.
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <vector>
+
 #include "dsa/mma/models.hpp"
 #include "mma_test_support.hpp"
 
@@ -92,6 +95,23 @@ TEST(Wgmma, NanAndInfinity) {
   Dot chain_nan(kWgmma, 128);
   chain_nan.at(0, 1, 1).code_at(40, 0x7f, 0x38);
   EXPECT_SAME_FLOAT(nan, chain(kWgmma, chain_nan.a(), chain_nan.b(), 128));
+}
+
+TEST(Hopper, EveryNanIs0x7fffffff) {
+  // The H200 writes this one NaN whatever went in: a NaN operand (even times
+  // zero), a NaN C of any payload or sign (data/hardware/RESULTS.md).
+  const float payload = std::bit_cast<float>(0xffc0dead);
+  for (Model m : {kWgmma, kSync}) {
+    Dot d = Dot(m).at(0, 2, 3);
+    EXPECT_EQ(0x7fffffffu, testing::bits(run(m, d, payload))) << to_string(m);
+    d.code_at(9, 0x7f, 0x00);  // NaN * 0
+    EXPECT_EQ(0x7fffffffu, testing::bits(run(m, d, 1.0f))) << to_string(m);
+    std::vector<uint8_t> q(64, 0x38), k(64, 0x38);
+    k[33] = 0xff;
+    float out = 0;
+    chain_dots(m, q.data(), 1, k.data(), 1, 64, &out);
+    EXPECT_EQ(0x7fffffffu, testing::bits(out)) << to_string(m);
+  }
 }
 
 TEST(Wgmma, ChainFeedsEachResultToTheNext) {

@@ -119,6 +119,7 @@ void model_dots(Model m, const uint8_t* q, int heads, const uint8_t* k, int64_t 
   }
   KBlock kb(m, head_dim);
   const detail::OperandTable& table = detail::model_operands(m);
+  const float nan = detail::model_nan(m);
   for (int64_t n0 = 0; n0 < num_tokens; n0 += B) {
     const int count = int(std::min<int64_t>(B, num_tokens - n0));
     kb.load(table, k, n0, count, head_dim);
@@ -134,7 +135,7 @@ void model_dots(Model m, const uint8_t* q, int heads, const uint8_t* k, int64_t 
       // The rest is exact: at most 45 bits in units of 2^-20, far from fp32's limits.
       for (int t = 0; t < count; ++t)
         out[size_t(n0 + t) * heads + h] =
-            q_nan[size_t(h)] || kb.nan[t] ? detail::quiet_nan() : float(double(acc[t]) * 0x1p-20);
+            q_nan[size_t(h)] || kb.nan[t] ? nan : float(double(acc[t]) * 0x1p-20);
     }
   }
 }

@@ -36,8 +36,8 @@ T load(const uint8_t* p) {
   return v;
 }
 
-bool same_output(float expected, float got) {
-  if (std::isnan(expected) || std::isnan(got)) return std::isnan(expected) && std::isnan(got);
+bool same_output(float expected, float got, bool nan_bits_exact) {
+  if (!nan_bits_exact && (std::isnan(expected) || std::isnan(got))) return std::isnan(expected) && std::isnan(got);
   return std::bit_cast<uint32_t>(expected) == std::bit_cast<uint32_t>(got);
 }
 
@@ -66,9 +66,8 @@ void run_steps(Model model, const DecodedVector& a, const DecodedVector& b, int 
   const detail::Lanes la = a.lanes(), lb = b.lanes();
   float acc = c;
   for (int s = 0; s < steps; ++s) {
-    acc = a.slice_has_nan[size_t(s)] || b.slice_has_nan[size_t(s)]
-              ? detail::quiet_nan()
-              : detail::run_instruction(model, la, lb, s, acc, use_c);
+    acc = detail::run_instruction(model, la, lb, a.slice_has_nan[size_t(s)] || b.slice_has_nan[size_t(s)], s, acc,
+                                  use_c);
     use_c = true;
     after[s] = acc;
   }
@@ -141,6 +140,16 @@ DumpCheckOptions default_check_options(Model model) {
                             model == Model::cdna3_mfma_f32_16x16x32_fp8 ||
                             model == Model::cdna3_mfma_f32_32x32x16_fp8;
   return o;
+}
+
+std::optional<Model> dump_header_model(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InvalidInput("file", "'" + path + "' cannot be opened");
+  DumpHeader h{};
+  in.read(reinterpret_cast<char*>(&h), sizeof h);
+  if (in.gcount() < std::streamsize(sizeof h) || std::memcmp(h.magic, DumpHeader::kMagic, sizeof h.magic) != 0)
+    return std::nullopt;
+  return parse_model(std::string(h.model, strnlen(h.model, sizeof h.model)));
 }
 
 DumpCheck check_dump(const std::string& path, std::optional<Model> model_arg, std::optional<DumpFormat> format_arg,
@@ -226,9 +235,9 @@ DumpCheck check_dump(const std::string& path, std::optional<Model> model_arg, st
         if (options.zero_convention_apart) outputs(r.model, r.format, l, mmasim, i, j, c, rec.use_c, alt);
         for (size_t o = 0; o < got.size(); ++o) {
           const float expected = rec.arrays[(1 + o) * mn + ij];
-          const bool match = same_output(expected, got[o]);
-          if (!match && options.zero_convention_apart && !same_output(alt[o], got[o]) &&
-              same_output(expected, alt[o])) {
+          const bool match = same_output(expected, got[o], options.nan_bits_exact);
+          if (!match && options.zero_convention_apart && !same_output(alt[o], got[o], options.nan_bits_exact) &&
+              same_output(expected, alt[o], options.nan_bits_exact)) {
             ++r.zero_convention;
             continue;
           }

@@ -7,6 +7,7 @@
 // chain_dots all run these same kernels.
 #pragma once
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -24,6 +25,9 @@ struct Lanes {
 };
 
 inline float quiet_nan() { return std::numeric_limits<float>::quiet_NaN(); }
+// The NaN NVIDIA's matrix units write, whatever NaN went in (seen on the H200:
+// data/hardware/RESULTS.md). CDNA3's models keep the IEEE default quiet NaN.
+inline float nvidia_nan() { return std::bit_cast<float>(0x7FFFFFFFu); }
 
 // The largest alignment exponent over N products (below kNoTermBelow: none).
 template <int N>
@@ -156,42 +160,55 @@ inline float cdna3_group16(const Lanes& a, const Lanes& b, int offset, float c, 
 // ---- The models as compile-time policies: K of one instruction and its step.
 struct MmaSyncE4m3 {
   static constexpr int kK = 32;
+  static float nan() { return nvidia_nan(); }
   static float step(const Lanes& a, const Lanes& b, int offset, float c, bool use_c) {
     return mma_sync_e4m3(a, b, offset, c, use_c);
   }
 };
 struct WgmmaE4m3 {
   static constexpr int kK = 32;
+  static float nan() { return nvidia_nan(); }
   static float step(const Lanes& a, const Lanes& b, int offset, float c, bool use_c) {
     return wgmma_e4m3(a, b, offset, c, use_c);
   }
 };
 struct Tcgen05F8f6f4 {
   static constexpr int kK = 32;
+  static float nan() { return nvidia_nan(); }
   static float step(const Lanes& a, const Lanes& b, int offset, float c, bool use_c) {
     return tcgen05_f8f6f4(a, b, offset, c, use_c);
   }
 };
 struct Cdna3Mfma16x16x32 {  // two groups of 16 in sequence
   static constexpr int kK = 32;
+  static float nan() { return quiet_nan(); }
   static float step(const Lanes& a, const Lanes& b, int offset, float c, bool use_c) {
     return cdna3_group16(a, b, offset + 16, cdna3_group16(a, b, offset, c, use_c), true);
   }
 };
 struct Cdna3Mfma32x32x16 {
   static constexpr int kK = 16;
+  static float nan() { return quiet_nan(); }
   static float step(const Lanes& a, const Lanes& b, int offset, float c, bool use_c) {
     return cdna3_group16(a, b, offset, c, use_c);
   }
 };
 
-// A chain over `slices` instructions; a NaN operand makes its instruction's result NaN.
+// One instruction with its NaN: a NaN operand makes the result NaN, and every
+// NaN result has the unit's bits.
+template <class Model>
+inline float step_with_nan(const Lanes& a, const Lanes& b, bool nan_operand, int offset, float c, bool use_c) {
+  const float d = nan_operand ? Model::nan() : Model::step(a, b, offset, c, use_c);
+  return std::isnan(d) ? Model::nan() : d;
+}
+
+// A chain over `slices` instructions.
 template <class Model>
 inline float chain_lanes(const Lanes& a, const uint8_t* a_nan, const Lanes& b, const uint8_t* b_nan, int slices,
                          float c, bool use_c) {
   float acc = c;
   for (int j = 0; j < slices; ++j) {
-    acc = (a_nan[j] | b_nan[j]) ? quiet_nan() : Model::step(a, b, j * Model::kK, acc, use_c);
+    acc = step_with_nan<Model>(a, b, a_nan[j] | b_nan[j], j * Model::kK, acc, use_c);
     use_c = true;
   }
   return acc;

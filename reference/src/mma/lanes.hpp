@@ -34,8 +34,11 @@ const OperandTable& model_operands(Model m, ZeroOperands zeros = ZeroOperands::n
 void decode_lanes(Model m, const uint8_t* codes, int k_len, DecodedVector& out,
                   ZeroOperands zeros = ZeroOperands::no_term);
 
-// One instruction at slice `slice` (offset slice * instruction_k).
-float run_instruction(Model m, const Lanes& a, const Lanes& b, int slice, float c, bool use_c);
+// One instruction at slice `slice` (offset slice * instruction_k); nan_operand:
+// a NaN code among its operands.
+float run_instruction(Model m, const Lanes& a, const Lanes& b, bool nan_operand, int slice, float c, bool use_c);
+// The NaN the model's unit writes (NVIDIA 0x7FFFFFFF, CDNA3 the IEEE default).
+float model_nan(Model m);
 
 // Calls f(Policy{}) with the compile-time policy of model m (kernels.hpp).
 template <class F>
@@ -52,7 +55,7 @@ decltype(auto) with_policy(Model m, F&& f) {
 }
 
 // A chain over every slice: the first accumulates c when use_c, each later one
-// the previous result. A NaN operand makes its instruction's result NaN.
+// the previous result.
 float run_chain(Model m, const DecodedVector& a, const DecodedVector& b, int k_len, float c, bool use_c);
 
 // Model::exact: fp32 round-to-nearest of the exact sum of k_len products (+ c when use_c).

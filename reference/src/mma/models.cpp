@@ -108,11 +108,15 @@ void decode_lanes(Model m, const uint8_t* codes, int k_len, DecodedVector& out, 
   }
 }
 
-float run_instruction(Model m, const Lanes& a, const Lanes& b, int slice, float c, bool use_c) {
+float run_instruction(Model m, const Lanes& a, const Lanes& b, bool nan_operand, int slice, float c, bool use_c) {
   return with_policy(m, [&](auto policy) {
     using P = decltype(policy);
-    return P::step(a, b, slice * P::kK, c, use_c);
+    return step_with_nan<P>(a, b, nan_operand, slice * P::kK, c, use_c);
   });
+}
+
+float model_nan(Model m) {
+  return m == Model::exact ? quiet_nan() : with_policy(m, [](auto policy) { return decltype(policy)::nan(); });
 }
 
 float run_chain(Model m, const DecodedVector& a, const DecodedVector& b, int k_len, float c, bool use_c) {

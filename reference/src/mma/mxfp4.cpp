@@ -64,8 +64,9 @@ int32_t group_sum(const Mxfp4Row& a, const Mxfp4Row& b, int begin, int n) {
 
 float mxf4_instruction(const Mxfp4Row& a, const Mxfp4Row& b, int offset, float c, bool use_c) {
   for (int blk = offset / kBlock; blk < (offset + kInstructionK) / kBlock; ++blk)
-    if (a.nan[size_t(blk)] || b.nan[size_t(blk)]) return detail::quiet_nan();
-  if (use_c && !std::isfinite(c)) return c;
+    if (a.nan[size_t(blk)] || b.nan[size_t(blk)]) return detail::nvidia_nan();
+  if (use_c && std::isnan(c)) return detail::nvidia_nan();
+  if (use_c && std::isinf(c)) return c;
   constexpr int kGroups = kInstructionK / kGroup;
   int32_t sums[kGroups];
   int exps[kGroups];

@@ -72,6 +72,9 @@ struct DumpCheckOptions {
   // operand has exponent -126; NUMERICS "Zero operands"). Default: on for the
   // models whose dumps come from MMA-Sim (tcgen05, CDNA3), off for the H200's.
   bool zero_convention_apart = false;
+  // NaN matches NaN whatever its bits (the agreed rule) unless this is set:
+  // then a NaN must have the dump's bits too.
+  bool nan_bits_exact = false;
   int max_mismatches = 10;
 };
 DumpCheckOptions default_check_options(Model model);
@@ -92,6 +95,10 @@ struct DumpCheck {
   std::vector<DumpMismatch> mismatches;       // the first max_mismatches
   bool passed() const { return total.matched == total.total; }
 };
+
+// The model a dump's header names; nullopt for a headerless file. Throws
+// InvalidInput for an unreadable file or a header naming an unknown model.
+std::optional<Model> dump_header_model(const std::string& path);
 
 // Recomputes every output of the dump at `path`. A headerless file needs the
 // model (the format defaults to single); a file with a header names both, and
