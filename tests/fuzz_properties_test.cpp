@@ -141,6 +141,8 @@ struct Expect {
   std::function<std::unique_ptr<IndexerOps>()> make;
 };
 
+void PrintTo(const Expect& e, std::ostream* os) { *os << e.property; }
+
 class FuzzPropertyCatches : public ::testing::TestWithParam<Expect> {};
 
 TEST_P(FuzzPropertyCatches, ItsBug) {

@@ -52,6 +52,8 @@ struct Expect {
   int64_t max_visible;
 };
 
+void PrintTo(const Expect& e, std::ostream* os) { *os << e.name; }
+
 class FuzzShrinking : public ::testing::TestWithParam<Expect> {};
 
 TEST_P(FuzzShrinking, ReachesASmallCase) {
