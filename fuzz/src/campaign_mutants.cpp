@@ -86,7 +86,9 @@ std::string format_mutant_table(const std::vector<MutantResult>& results) {
     out += fmt::format("{:<44} {:<36} {:<9} {:>7} {:>8.2f}  {}\n", shorten(r.name, 44),
                        shorten(r.killed ? r.failure->property : r.killed_by, 36),
                        r.killed ? (r.failure->reproduced ? "yes" : "yes (!)") : "NO", r.cases, r.seconds,
-                       r.killed ? summary(r.failure->shrunk) : std::string("-"));
+                       r.killed      ? summary(r.failure->shrunk)
+                       : r.cases == 0 ? std::string("never ran: the mutant answers Unsupported to its ops")
+                                      : std::string("-"));
   }
   out += survivors ? fmt::format("{} mutant(s) SURVIVED\n", survivors)
                    : fmt::format("every mutant killed ({} by fuzzing, {} by a comparator self-test)\n", fuzzed,
