@@ -17,7 +17,14 @@ using testing::p2;
 constexpr Model kGroup16 = Model::cdna3_mfma_f32_32x32x16_fp8;  // one group of 16
 constexpr Model kTwoGroups = Model::cdna3_mfma_f32_16x16x32_fp8;
 
-float run(Model m, const Dot& d, float c) { return instruction(m, d.a(), d.b(), c, true); }
+// One instruction; from zero, the bulk path (chain_dots) must agree bit for bit.
+float run(Model m, const Dot& d, float c) {
+  const float r = instruction(m, d.a(), d.b(), c, true);
+  if (c == 0.0f) {
+    EXPECT_EQ(testing::bits(r), testing::bits(testing::bulk_chain(m, d.a(), d.b(), d.size())));
+  }
+  return r;
+}
 
 TEST(Cdna3Rules, EvenAndOddHalvesSumApartTheSmallerRoundedTowardMinusInf) {
   // Even half: 128 * 128 = 2^14, so M = 14 and the grid is 2^-10. Odd half:
@@ -152,7 +159,27 @@ TEST(Cdna3Rules, ChainAddsInstructionsInOrder) {
   Dot d(kGroup16, 64);
   d.at(0, 128, 128).at(16, p2(-5), p2(-5)).at(32, -128, 128).at(48, p2(-5), p2(-5));
   EXPECT_SAME_FLOAT(p2(-10), chain(kGroup16, d.a(), d.b(), 64));
+  EXPECT_SAME_FLOAT(p2(-10), testing::bulk_chain(kGroup16, d.a(), d.b(), 64));
   EXPECT_SAME_FLOAT(p2(-10) + 1.0f, chain_from(kGroup16, d.a(), d.b(), 64, 1.0f));
+}
+
+TEST(Cdna3Rules, InAChainASmallCIsDroppedByALargeGroup) {
+  // Group 0: -2^-20; group 1: 128 * 128 = 2^14, so C lies 34 binades below M:
+  // dropped, D = 2^14. (Kept, it would be floored to -2^-10: 2^14 - 2^-10.)
+  Dot d(kGroup16, 32);
+  d.at(0, -p2(-10), p2(-10)).at(16, 128, 128);
+  EXPECT_SAME_FLOAT(p2(14), chain(kGroup16, d.a(), d.b(), 32));
+  EXPECT_SAME_FLOAT(p2(14), testing::bulk_chain(kGroup16, d.a(), d.b(), 32));
+}
+
+TEST(Cdna3Rules, InAChainSmallProductsAreFlooredBelowALargeC) {
+  // Group 0: C = 2^14. Group 1: 2^-10 + 2^-20, floored to 31 bits below E = 14
+  // (2^-17): 2^-10, the tie between 2^14 and 2^14 + 2^-9, rounded to even: 2^14.
+  // Unfloored, the sum lies above the tie: 2^14 + 2^-9.
+  Dot d(kGroup16, 32);
+  d.at(0, 128, 128).at(16, p2(-5), p2(-5)).at(18, p2(-10), p2(-10));
+  EXPECT_SAME_FLOAT(p2(14), chain(kGroup16, d.a(), d.b(), 32));
+  EXPECT_SAME_FLOAT(p2(14), testing::bulk_chain(kGroup16, d.a(), d.b(), 32));
 }
 
 }  // namespace

@@ -20,7 +20,14 @@ using testing::p2;
 constexpr Model kWgmma = Model::sm90_wgmma_e4m3;
 constexpr Model kSync = Model::sm90_mma_sync_e4m3;
 
-float run(Model m, const Dot& d, float c, bool use_c = true) { return instruction(m, d.a(), d.b(), c, use_c); }
+// One instruction; from zero, the bulk path (chain_dots) must agree bit for bit.
+float run(Model m, const Dot& d, float c, bool use_c = true) {
+  const float r = instruction(m, d.a(), d.b(), c, use_c);
+  if (!use_c || (c == 0.0f && !std::signbit(c))) {
+    EXPECT_EQ(testing::bits(r), testing::bits(testing::bulk_chain(m, d.a(), d.b(), d.size())));
+  }
+  return r;
+}
 
 TEST(Wgmma, ExactCancellationIsPlusZero) {
   const Dot d = Dot(kWgmma).at(0, 3, 5).at(9, -3, 5);
@@ -120,6 +127,7 @@ TEST(Wgmma, ChainFeedsEachResultToTheNext) {
   Dot d(kWgmma, 64);
   d.at(0, 256, 256).at(32, 1.5f * p2(-3), p2(-6));
   EXPECT_SAME_FLOAT(p2(16), chain(kWgmma, d.a(), d.b(), 64));
+  EXPECT_SAME_FLOAT(p2(16), testing::bulk_chain(kWgmma, d.a(), d.b(), 64));
   EXPECT_SAME_FLOAT(1.5f * p2(-9), chain_from(kWgmma, d.a(), d.b(), 64, -p2(16)));
 }
 

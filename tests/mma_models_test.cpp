@@ -58,7 +58,10 @@ TEST(MmaModels, RejectsBadLengths) {
 // Operand vectors of several kinds: the bulk kernels (chain_blocks.hpp) take
 // shortcuts that hold only for chains from zero, checked here against the
 // scalar kernels pair by pair.
-enum class Draw { uniform, quantised, cancelling, subnormal, sparse, with_nan, small_integers };
+enum class Draw {
+  uniform, quantised, cancelling, subnormal, sparse, with_nan, small_integers, narrow, narrow_with_tiny,
+  rising, falling,  // each slice of 16 a few binades above (below) the one before: C far from the products
+};
 
 std::vector<uint8_t> draw_rows(Rng& rng, Fp8Format f, Draw draw, int rows, int d) {
   std::vector<uint8_t> out(size_t(rows) * d);
@@ -76,6 +79,19 @@ std::vector<uint8_t> draw_rows(Rng& rng, Fp8Format f, Draw draw, int rows, int d
         case Draw::sparse: c = rng.bernoulli(0.85) ? 0 : uint8_t(rng.next_u32()); break;
         case Draw::with_nan: c = rng.bernoulli(0.01) ? (f == Fp8Format::e4m3fn ? 0x7f : 0x80) : uint8_t(rng.next_u32()); break;
         case Draw::small_integers: c = float_to_fp8(f, float(rng.uniform_int(-7, 7))); break;
+        case Draw::narrow:  // exponent fields within a window of 4 per row: no bit lost, mostly
+        case Draw::narrow_with_tiny: {
+          const int window = int((uint32_t(r) * 2654435761u >> 8) % 12);
+          c = uint8_t((rng.next_u32() & 0x87) | ((window + rng.uniform_int(0, 3)) << 3));
+          if (draw == Draw::narrow_with_tiny && rng.bernoulli(0.02)) c = uint8_t(rng.uniform_int(1, 15));
+          break;
+        }
+        case Draw::rising:
+        case Draw::falling: {
+          const int slice = (i / 16) % 4, step = draw == Draw::rising ? slice : 3 - slice;
+          c = uint8_t((rng.next_u32() & 0x87) | ((1 + 4 * step + rng.uniform_int(0, 2)) << 3));
+          break;
+        }
       }
       if (draw != Draw::with_nan && fp8_is_nan(f, c)) c = 0;
       row[i] = c;
@@ -88,10 +104,10 @@ TEST(MmaModels, ChainDotsIsTheChainOfEveryPair) {
   Rng rng(7);
   for (Model m : all_models())
     for (Draw draw : {Draw::uniform, Draw::quantised, Draw::cancelling, Draw::subnormal, Draw::sparse, Draw::with_nan,
-                      Draw::small_integers})
+                      Draw::small_integers, Draw::narrow, Draw::narrow_with_tiny, Draw::rising, Draw::falling})
       for (int d : {instruction_k(m), 128, 256}) {
         const Fp8Format f = operand_format(m);
-        const int heads = 3, tokens = 1 + int(rng.uniform_int(0, 19));  // partial blocks too
+        const int heads = 4, tokens = 1 + int(rng.uniform_int(0, 40));  // partial blocks too
         const auto q = draw_rows(rng, f, draw, heads, d), k = draw_rows(rng, f, draw, tokens, d);
         std::vector<float> out(size_t(heads) * tokens);
         chain_dots(m, q.data(), heads, k.data(), tokens, d, out.data());

@@ -19,7 +19,14 @@ using testing::p2;
 
 constexpr Model kTc = Model::sm100_tcgen05_f8f6f4_e4m3;
 
-float run(const Dot& d, float c, bool use_c = true) { return instruction(kTc, d.a(), d.b(), c, use_c); }
+// One instruction; from zero, the bulk path (chain_dots) must agree bit for bit.
+float run(const Dot& d, float c, bool use_c = true) {
+  const float r = instruction(kTc, d.a(), d.b(), c, use_c);
+  if (!use_c || c == 0.0f) {
+    EXPECT_EQ(testing::bits(r), testing::bits(testing::bulk_chain(kTc, d.a(), d.b(), d.size())));
+  }
+  return r;
+}
 
 // 256 * 256 = 2^16 sets X = 16 (grid 2^-9); -256 * 240 brings the sum down to 4096.
 Dot big_pair() { return Dot(kTc).at(0, 256, 256).at(1, -256, 240); }

@@ -55,6 +55,13 @@ private:
   std::vector<uint8_t> a_, b_;
 };
 
+// The bulk path's value of a chain from zero over d.size() codes (one token, one head).
+inline float bulk_chain(Model m, const uint8_t* a, const uint8_t* b, int k_len) {
+  float out = 0;
+  chain_dots(m, a, 1, b, 1, k_len, &out);
+  return out;
+}
+
 // Bitwise equality (NaN equals NaN).
 #define EXPECT_SAME_FLOAT(expected, got)                                                               \
   do {                                                                                                 \

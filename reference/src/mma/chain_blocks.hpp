@@ -192,9 +192,25 @@ struct MmaSyncBlock {
 };
 
 struct Cdna3Block {
-  // One group of 16 (lanes: 8 even k, then 8 odd k). In two's complement, AND
-  // with a grid mask floors toward -inf.
+  // Whether the bounds show that every truncation and floor of the group is a
+  // no-op and that C is kept: the halves' grids 2^(M - 24) and the product
+  // sum's 2^(E - 31) lie below every product's lowest bit, and C's grid
+  // 2^(E - 24) below its lowest bit (so |C| >= 2^(E - 24): within 25 binades, kept).
+  DSA_LANES_INLINE static bool no_bit_lost(const BlockOperands& o, int k0, I64x8 cv) {
+    const int g = k0 / kBoundGroup;
+    const int m = o.q_max_exp[g] + o.k_max_exp[g], tz = o.q_min_tz[g] + o.k_min_tz[g];
+    if (m + kProductShift - 24 > tz) return false;  // the halves' grids
+    const uint64_t c_bits = reduce_or(abs(cv));
+    if (c_bits == 0) return true;  // without C, E = M: 2^(M - 31) is finer still
+    const int e = std::max(m, 63 - __builtin_clzll(c_bits) - kProductShift);
+    return e + kProductShift - 31 <= tz && e + kProductShift - 24 <= __builtin_ctzll(c_bits);
+  }
+
   DSA_LANES_INLINE static void group(const BlockOperands& o, int k0, BlockChain& c) {
+    if (no_bit_lost(o, k0, c.acc)) {  // the exact sum, rounded to nearest
+      c.acc = round_bits<24, true>(masked_products<16, false>(o, k0, c.acc, c.acc));
+      return;
+    }
     const I64x8 zero = I64x8::broadcast(0);
     const I64x8 xe = max_exponents<8>(o, k0), xo = max_exponents<8>(o, k0 + 8);
     const I64x8 se = masked_products<8>(o, k0, low_bits(xe - I64x8::broadcast(24)), zero);
