@@ -56,7 +56,8 @@ inline int64_t truncated_product_sum(const Lanes& a, const Lanes& b, int offset,
       const uint64_t p = uint64_t(uint32_t(ma[i])) * uint32_t(mb[i]), n = na[i] ^ nb[i];
       sum += (p ^ n) - n;
     }
-    return int64_t(sum << -shift);
+    // A grid this fine means X is far below every product (a tiny C alone): sum is 0.
+    return sum == 0 ? 0 : int64_t(sum << -shift);
   }
   if (shift >= 64) return 0;
   for (int i = 0; i < N; ++i) {
