@@ -124,9 +124,9 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   benchmark::RegisterBenchmark("exact_tier_eigen_gemm", BM_exact_tier)->Unit(benchmark::kMillisecond);
   for (mma::Model m : mma::all_models())
-    benchmark::RegisterBenchmark(("chain_dots/" + std::string(mma::to_string(m))).c_str(),
-                                 [m](benchmark::State& s) { BM_model(s, m); })
-        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("chain_dots/" + std::string(mma::to_string(m))).c_str(), [m](benchmark::State& s) {
+      BM_model(s, m);
+    })->Unit(benchmark::kMillisecond);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -115,8 +115,8 @@ TEST(MmaDumps, TheSharedDumpsArePresent) {
 }
 
 TEST(MmaDumps, ChainDumpsCheckEveryStep) {
-  const DumpCheck r = check_dump((dumps_dir() / "h200_wgmma_chain_k128_e4m3.bin").string(), Model::sm90_wgmma_e4m3,
-                                 DumpFormat::chain);
+  const DumpCheck r =
+      check_dump((dumps_dir() / "h200_wgmma_chain_k128_e4m3.bin").string(), Model::sm90_wgmma_e4m3, DumpFormat::chain);
   for (const char* name : {"Dc", "D0", "Ds0", "Ds1", "Ds2", "Ds3"}) {
     ASSERT_TRUE(r.by_output.count(name)) << name;
     EXPECT_EQ(r.records * 64 * 8, r.by_output.at(name).total) << name;

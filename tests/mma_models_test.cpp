@@ -59,8 +59,17 @@ TEST(MmaModels, RejectsBadLengths) {
 // shortcuts that hold only for chains from zero, checked here against the
 // scalar kernels pair by pair.
 enum class Draw {
-  uniform, quantised, cancelling, subnormal, sparse, with_nan, small_integers, narrow, narrow_with_tiny,
-  rising, falling,  // each slice of 16 a few binades above (below) the one before: C far from the products
+  uniform,
+  quantised,
+  cancelling,
+  subnormal,
+  sparse,
+  with_nan,
+  small_integers,
+  narrow,
+  narrow_with_tiny,
+  rising,
+  falling,  // each slice of 16 a few binades above (below) the one before: C far from the products
 };
 
 std::vector<uint8_t> draw_rows(Rng& rng, Fp8Format f, Draw draw, int rows, int d) {
@@ -70,15 +79,27 @@ std::vector<uint8_t> draw_rows(Rng& rng, Fp8Format f, Draw draw, int rows, int d
     for (int i = 0; i < d; ++i) {
       uint8_t c = 0;
       switch (draw) {
-        case Draw::uniform: c = uint8_t(rng.next_u32()); break;
-        case Draw::quantised: c = float_to_fp8(f, float(rng.normal() * fp8_max(f) / 4)); break;
+        case Draw::uniform:
+          c = uint8_t(rng.next_u32());
+          break;
+        case Draw::quantised:
+          c = float_to_fp8(f, float(rng.normal() * fp8_max(f) / 4));
+          break;
         case Draw::cancelling:  // the second half negates the first: sums cancel to the last bits
           c = i < d / 2 ? uint8_t(rng.next_u32()) : float_to_fp8(f, -fp8_to_float(f, row[i - d / 2]));
           break;
-        case Draw::subnormal: c = uint8_t((rng.next_u32() & 0x97) | (rng.bernoulli(0.5) ? 0 : 0x08)); break;
-        case Draw::sparse: c = rng.bernoulli(0.85) ? 0 : uint8_t(rng.next_u32()); break;
-        case Draw::with_nan: c = rng.bernoulli(0.01) ? (f == Fp8Format::e4m3fn ? 0x7f : 0x80) : uint8_t(rng.next_u32()); break;
-        case Draw::small_integers: c = float_to_fp8(f, float(rng.uniform_int(-7, 7))); break;
+        case Draw::subnormal:
+          c = uint8_t((rng.next_u32() & 0x97) | (rng.bernoulli(0.5) ? 0 : 0x08));
+          break;
+        case Draw::sparse:
+          c = rng.bernoulli(0.85) ? 0 : uint8_t(rng.next_u32());
+          break;
+        case Draw::with_nan:
+          c = rng.bernoulli(0.01) ? (f == Fp8Format::e4m3fn ? 0x7f : 0x80) : uint8_t(rng.next_u32());
+          break;
+        case Draw::small_integers:
+          c = float_to_fp8(f, float(rng.uniform_int(-7, 7)));
+          break;
         case Draw::narrow:  // exponent fields within a window of 4 per row: no bit lost, mostly
         case Draw::narrow_with_tiny: {
           const int window = int((uint32_t(r) * 2654435761u >> 8) % 12);
@@ -117,8 +138,8 @@ TEST(MmaModels, ChainDotsIsTheChainOfEveryPair) {
             if (std::isnan(expected)) {
               ASSERT_TRUE(std::isnan(got)) << to_string(m) << " draw " << int(draw) << " d " << d;
             } else {
-              ASSERT_EQ(bits(expected), bits(got)) << to_string(m) << " draw " << int(draw) << " d " << d << " token "
-                                                   << n << " head " << h;
+              ASSERT_EQ(bits(expected), bits(got))
+                  << to_string(m) << " draw " << int(draw) << " d " << d << " token " << n << " head " << h;
             }
           }
       }
@@ -184,7 +205,8 @@ TEST(MmaModels, ExactIsOneRoundingOfTheExactSum) {
   // With C: 2^100 + 1 rounds to 2^100, 2^-100 + a product keeps the product.
   std::vector<uint8_t> one(32, 0);
   one[0] = 0x38;  // 1.0
-  EXPECT_EQ(bits(std::ldexp(1.0f, 100)), bits(chain_from(Model::exact, one.data(), one.data(), 32, std::ldexp(1.0f, 100))));
+  EXPECT_EQ(bits(std::ldexp(1.0f, 100)),
+            bits(chain_from(Model::exact, one.data(), one.data(), 32, std::ldexp(1.0f, 100))));
   // 64 + 2^-18 is a tie in fp32 (ulp 2^-17); C = 2^-149 breaks it upward.
   // A double sum would lose the C and round the tie to even (64).
   std::vector<uint8_t> a(32, 0), b(32, 0);

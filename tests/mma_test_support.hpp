@@ -30,7 +30,7 @@ inline uint8_t code_of(Fp8Format f, float v) {
 
 // a[k] * b[k] pairs on a zero background, K codes of the model's format.
 class Dot {
-public:
+ public:
   explicit Dot(Model m, int k_len = 0) : format_(operand_format(m)) {
     const int k = k_len ? k_len : instruction_k(m);
     a_.assign(size_t(k), 0);
@@ -50,7 +50,7 @@ public:
   const uint8_t* b() const { return b_.data(); }
   int size() const { return int(a_.size()); }
 
-private:
+ private:
   Fp8Format format_;
   std::vector<uint8_t> a_, b_;
 };
@@ -63,14 +63,13 @@ inline float bulk_chain(Model m, const uint8_t* a, const uint8_t* b, int k_len) 
 }
 
 // Bitwise equality (NaN equals NaN).
-#define EXPECT_SAME_FLOAT(expected, got)                                                               \
-  do {                                                                                                 \
-    const float e_ = (expected), g_ = (got);                                                           \
-    if (std::isnan(e_))                                                                                \
-      EXPECT_TRUE(std::isnan(g_)) << "got " << g_;                                                     \
-    else                                                                                               \
-      EXPECT_EQ(::dsa::mma::testing::bits(e_), ::dsa::mma::testing::bits(g_)) << "expected " << e_   \
-                                                                               << ", got " << g_;      \
+#define EXPECT_SAME_FLOAT(expected, got)                                                                              \
+  do {                                                                                                                \
+    const float e_ = (expected), g_ = (got);                                                                          \
+    if (std::isnan(e_))                                                                                               \
+      EXPECT_TRUE(std::isnan(g_)) << "got " << g_;                                                                    \
+    else                                                                                                              \
+      EXPECT_EQ(::dsa::mma::testing::bits(e_), ::dsa::mma::testing::bits(g_)) << "expected " << e_ << ", got " << g_; \
   } while (0)
 
 }  // namespace dsa::mma::testing

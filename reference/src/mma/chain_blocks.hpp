@@ -55,8 +55,8 @@ DSA_LANES_INLINE I64x8 max_exponents(const BlockOperands& o, int k0) {
   __m128i m = _mm_set1_epi16(int16_t(2 * kNoTermExponent));
 #pragma GCC unroll 16
   for (int k = 0; k < N; ++k)
-    m = _mm_max_epi16(m, _mm_add_epi16(_mm_set1_epi16(qe[k]),
-                                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(ke + k * kBlock))));
+    m = _mm_max_epi16(
+        m, _mm_add_epi16(_mm_set1_epi16(qe[k]), _mm_loadu_si128(reinterpret_cast<const __m128i*>(ke + k * kBlock))));
   _mm_store_si128(reinterpret_cast<__m128i*>(x), m);
 #else
   for (int t = 0; t < kBlock; ++t) x[t] = int16_t(2 * kNoTermExponent);
@@ -104,9 +104,7 @@ DSA_LANES_INLINE I64x8 truncate_toward_zero(I64x8 v, I64x8 low) {
 
 // floor(log2|v|) per lane (units 2^-20); -21 for 0, below every product's
 // exponent, so that a zero C never sets a maximum.
-DSA_LANES_INLINE I64x8 exponents(I64x8 v) {
-  return I64x8::broadcast(63 - kProductShift) - leading_zeros(abs(v));
-}
+DSA_LANES_INLINE I64x8 exponents(I64x8 v) { return I64x8::broadcast(63 - kProductShift) - leading_zeros(abs(v)); }
 
 // v rounded to P significant bits, toward zero or to nearest even. Every value
 // is below 2^46, so with AVX-512DQ this is one IEEE conversion to fp32 with
@@ -228,8 +226,8 @@ struct Cdna3Block {
     // The product sum floored to 31 bits below max(M, x(C)); C to 24 bits,
     // dropped more than 25 binades below (a zero C adds nothing either way).
     const I64x8 keep_c = greater(xc, e - I64x8::broadcast(26));
-    const I64x8 sum = andnot(low_bits(e - I64x8::broadcast(31)), s) +
-                      (andnot(low_bits(e - I64x8::broadcast(24)), cv) & keep_c);
+    const I64x8 sum =
+        andnot(low_bits(e - I64x8::broadcast(31)), s) + (andnot(low_bits(e - I64x8::broadcast(24)), cv) & keep_c);
     c.acc = round_bits<24, true>(sum);
     c.has_c = true;
   }

@@ -34,12 +34,18 @@ void exact_dots(Fp8Format f, const uint8_t* q, int heads, const uint8_t* k, int6
 template <class F>
 void with_block_policy(Model m, F&& f) {
   switch (m) {
-    case Model::sm90_mma_sync_e4m3: return f(detail::MmaSyncBlock{});
-    case Model::sm90_wgmma_e4m3: return f(detail::WgmmaBlock{});
-    case Model::sm100_tcgen05_f8f6f4_e4m3: return f(detail::Tcgen05Block{});
-    case Model::cdna3_mfma_f32_16x16x32_fp8: return f(detail::Cdna3x32Block{});
-    case Model::cdna3_mfma_f32_32x32x16_fp8: return f(detail::Cdna3x16Block{});
-    case Model::exact: break;
+    case Model::sm90_mma_sync_e4m3:
+      return f(detail::MmaSyncBlock{});
+    case Model::sm90_wgmma_e4m3:
+      return f(detail::WgmmaBlock{});
+    case Model::sm100_tcgen05_f8f6f4_e4m3:
+      return f(detail::Tcgen05Block{});
+    case Model::cdna3_mfma_f32_16x16x32_fp8:
+      return f(detail::Cdna3x32Block{});
+    case Model::cdna3_mfma_f32_32x32x16_fp8:
+      return f(detail::Cdna3x16Block{});
+    case Model::exact:
+      break;
   }
   throw InvalidInput("model", "exact has no block kernel");
 }
@@ -67,9 +73,12 @@ struct KBlock {
   std::vector<int> lane;  // lane of each k
 
   KBlock(Model m, int head_dim)
-      : mag(size_t(head_dim) * detail::kBlock), sign(size_t(head_dim) * 2 * detail::kBlock),
-        exp(size_t(head_dim) * detail::kBlock), max_exp(size_t(head_dim / detail::kBoundGroup)),
-        min_tz(size_t(head_dim / detail::kBoundGroup)), lane(static_cast<size_t>(head_dim)) {
+      : mag(size_t(head_dim) * detail::kBlock),
+        sign(size_t(head_dim) * 2 * detail::kBlock),
+        exp(size_t(head_dim) * detail::kBlock),
+        max_exp(size_t(head_dim / detail::kBoundGroup)),
+        min_tz(size_t(head_dim / detail::kBoundGroup)),
+        lane(static_cast<size_t>(head_dim)) {
     for (int k = 0; k < head_dim; ++k) lane[size_t(k)] = detail::lane_of(m, k);
   }
 
@@ -125,17 +134,15 @@ void model_dots(Model m, const uint8_t* q, int heads, const uint8_t* k, int64_t 
     kb.load(table, k, n0, count, head_dim);
     for (int h = 0; h < heads; ++h) {
       const detail::DecodedVector& qh = qd[size_t(h)];
-      const detail::BlockOperands o{qh.mag.data(),         qh.neg.data(),          qh.exp.data(),
-                                    kb.mag.data(),         kb.sign.data(),         kb.exp.data(),
-                                    &q_max_exp[h * groups], &q_min_tz[h * groups], kb.max_exp.data(),
-                                    kb.min_tz.data()};
+      const detail::BlockOperands o{qh.mag.data(),     qh.neg.data(),   qh.exp.data(),          kb.mag.data(),
+                                    kb.sign.data(),    kb.exp.data(),   &q_max_exp[h * groups], &q_min_tz[h * groups],
+                                    kb.max_exp.data(), kb.min_tz.data()};
       alignas(64) int64_t acc[B];
       run_block<Kernel>(o, slices, acc);
       // A NaN operand anywhere makes its instruction NaN, and every later one.
       // The rest is exact: at most 45 bits in units of 2^-20, far from fp32's limits.
       for (int t = 0; t < count; ++t)
-        out[size_t(n0 + t) * heads + h] =
-            q_nan[size_t(h)] || kb.nan[t] ? nan : float(double(acc[t]) * 0x1p-20);
+        out[size_t(n0 + t) * heads + h] = q_nan[size_t(h)] || kb.nan[t] ? nan : float(double(acc[t]) * 0x1p-20);
     }
   }
 }

@@ -66,16 +66,16 @@ void run_steps(Model model, const DecodedVector& a, const DecodedVector& b, int 
   const detail::Lanes la = a.lanes(), lb = b.lanes();
   float acc = c;
   for (int s = 0; s < steps; ++s) {
-    acc = detail::run_instruction(model, la, lb, a.slice_has_nan[size_t(s)] || b.slice_has_nan[size_t(s)], s, acc,
-                                  use_c);
+    acc =
+        detail::run_instruction(model, la, lb, a.slice_has_nan[size_t(s)] || b.slice_has_nan[size_t(s)], s, acc, use_c);
     use_c = true;
     after[s] = acc;
   }
 }
 
 // Every output of one (m, n) element, named, in the order of the record's arrays.
-void outputs(Model model, DumpFormat format, const DumpLayout& l, const Decoded& d, int i, int j, float c,
-             bool use_c, std::vector<float>& out) {
+void outputs(Model model, DumpFormat format, const DumpLayout& l, const Decoded& d, int i, int j, float c, bool use_c,
+             std::vector<float>& out) {
   const DecodedVector &a = d.rows_a[size_t(i)], &b = d.rows_b[size_t(j)];
   const int steps = format == DumpFormat::single ? 1 : chain_steps(model, l);
   if (format == DumpFormat::single) {
@@ -124,20 +124,30 @@ DumpLayout headerless_layout(Model model, DumpFormat format) {
     return l;
   }
   switch (model) {
-    case Model::sm90_mma_sync_e4m3: l.m = 16, l.n = 8, l.k = 32, l.has_mode = false; break;
-    case Model::sm90_wgmma_e4m3: l.m = 64, l.n = 8, l.k = 32, l.has_scale_d = true; break;
-    case Model::sm100_tcgen05_f8f6f4_e4m3: l.m = 64, l.n = 8, l.k = 32; break;
-    case Model::cdna3_mfma_f32_16x16x32_fp8: l.m = 16, l.n = 16, l.k = 32; break;
-    case Model::cdna3_mfma_f32_32x32x16_fp8: l.m = 32, l.n = 32, l.k = 16; break;
-    case Model::exact: throw InvalidInput("model", "exact is not an instruction: it has no dumps");
+    case Model::sm90_mma_sync_e4m3:
+      l.m = 16, l.n = 8, l.k = 32, l.has_mode = false;
+      break;
+    case Model::sm90_wgmma_e4m3:
+      l.m = 64, l.n = 8, l.k = 32, l.has_scale_d = true;
+      break;
+    case Model::sm100_tcgen05_f8f6f4_e4m3:
+      l.m = 64, l.n = 8, l.k = 32;
+      break;
+    case Model::cdna3_mfma_f32_16x16x32_fp8:
+      l.m = 16, l.n = 16, l.k = 32;
+      break;
+    case Model::cdna3_mfma_f32_32x32x16_fp8:
+      l.m = 32, l.n = 32, l.k = 16;
+      break;
+    case Model::exact:
+      throw InvalidInput("model", "exact is not an instruction: it has no dumps");
   }
   return l;
 }
 
 DumpCheckOptions default_check_options(Model model) {
   DumpCheckOptions o;
-  o.zero_convention_apart = model == Model::sm100_tcgen05_f8f6f4_e4m3 ||
-                            model == Model::cdna3_mfma_f32_16x16x32_fp8 ||
+  o.zero_convention_apart = model == Model::sm100_tcgen05_f8f6f4_e4m3 || model == Model::cdna3_mfma_f32_16x16x32_fp8 ||
                             model == Model::cdna3_mfma_f32_32x32x16_fp8;
   return o;
 }
@@ -200,8 +210,7 @@ DumpCheck check_dump(const std::string& path, std::optional<Model> model_arg, st
     if (bytes.empty() || bytes.size() % uint64_t(rb) != 0)
       throw InvalidInput("file", "'" + path + "' has " + std::to_string(bytes.size()) +
                                      " bytes, not a whole number of " + std::string(to_string(r.model)) + " " +
-                                     std::string(to_string(r.format)) + " records of " + std::to_string(rb) +
-                                     " bytes");
+                                     std::string(to_string(r.format)) + " records of " + std::to_string(rb) + " bytes");
     r.records = int64_t(bytes.size()) / rb;
   }
   const DumpCheckOptions options = options_arg.value_or(default_check_options(r.model));
@@ -246,8 +255,8 @@ DumpCheck check_dump(const std::string& path, std::optional<Model> model_arg, st
             tally->matched += match;
           }
           if (!match && int(r.mismatches.size()) < options.max_mismatches)
-            r.mismatches.push_back({t, rec.mode, i, j, names[o], std::bit_cast<uint32_t>(expected),
-                                    std::bit_cast<uint32_t>(got[o])});
+            r.mismatches.push_back(
+                {t, rec.mode, i, j, names[o], std::bit_cast<uint32_t>(expected), std::bit_cast<uint32_t>(got[o])});
         }
       }
   }

@@ -11,7 +11,7 @@
 namespace dsa::mma::detail {
 
 class ExactSum {
-public:
+ public:
   static constexpr int kMinExp = -512;
   static constexpr int kLimbs = 16;  // 1024 bits, two's complement
 
@@ -21,7 +21,7 @@ public:
   // The sum rounded to fp32 (or `precision` bits, see round_scaled).
   float round(Rounding mode, int precision = 24) const;
 
-private:
+ private:
   std::array<uint64_t, kLimbs> limbs_{};
 };
 

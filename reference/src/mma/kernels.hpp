@@ -50,8 +50,8 @@ inline int64_t truncated_product_sum(const Lanes& a, const Lanes& b, int offset,
   const uint64_t* na = a.neg + offset;
   const uint64_t* nb = b.neg + offset;
   const int shift = q + kProductShift;  // products are integers in units of 2^-20
-  uint64_t sum = 0;                      // two's complement, wraps exactly like int64
-  if (shift <= 0) {                      // no product loses a bit
+  uint64_t sum = 0;                     // two's complement, wraps exactly like int64
+  if (shift <= 0) {                     // no product loses a bit
     for (int i = 0; i < N; ++i) {
       const uint64_t p = uint64_t(uint32_t(ma[i])) * uint32_t(mb[i]), n = na[i] ^ nb[i];
       sum += (p ^ n) - n;
@@ -68,7 +68,9 @@ inline int64_t truncated_product_sum(const Lanes& a, const Lanes& b, int offset,
 }
 
 // C (or an HMMA's accumulator) as a term truncated toward zero to 2^q.
-inline int64_t truncated_term(const Fp32Parts& c, int q) { return apply_sign(units_toward_zero(c.sig, c.exp, q), c.neg); }
+inline int64_t truncated_term(const Fp32Parts& c, int q) {
+  return apply_sign(units_toward_zero(c.sig, c.exp, q), c.neg);
+}
 
 // One fused sum of N products plus an optional fp32 term, F fraction bits
 // below the largest exponent, each term truncated toward zero; the exact sum
@@ -140,8 +142,8 @@ inline float cdna3_group16(const Lanes& a, const Lanes& b, int offset, float c, 
   const int64_t so = odd ? truncated_product_sum<8>(a, b, offset + 8, xo - kF) : 0;
   // The smaller half rounded toward -inf to 24 bits below the larger exponent.
   const int m = !even ? xo : !odd ? xe : (xe > xo ? xe : xo);
-  const int64_t s = (even ? units_toward_neg_inf(se, xe - kF, m - kF) : 0) +
-                    (odd ? units_toward_neg_inf(so, xo - kF, m - kF) : 0);
+  const int64_t s =
+      (even ? units_toward_neg_inf(se, xe - kF, m - kF) : 0) + (odd ? units_toward_neg_inf(so, xo - kF, m - kF) : 0);
   Fp32Parts cp;
   int e = m;
   if (c_term) {

@@ -44,12 +44,18 @@ float model_nan(Model m);
 template <class F>
 decltype(auto) with_policy(Model m, F&& f) {
   switch (m) {
-    case Model::sm90_mma_sync_e4m3: return f(MmaSyncE4m3{});
-    case Model::sm90_wgmma_e4m3: return f(WgmmaE4m3{});
-    case Model::sm100_tcgen05_f8f6f4_e4m3: return f(Tcgen05F8f6f4{});
-    case Model::cdna3_mfma_f32_16x16x32_fp8: return f(Cdna3Mfma16x16x32{});
-    case Model::cdna3_mfma_f32_32x32x16_fp8: return f(Cdna3Mfma32x32x16{});
-    case Model::exact: break;
+    case Model::sm90_mma_sync_e4m3:
+      return f(MmaSyncE4m3{});
+    case Model::sm90_wgmma_e4m3:
+      return f(WgmmaE4m3{});
+    case Model::sm100_tcgen05_f8f6f4_e4m3:
+      return f(Tcgen05F8f6f4{});
+    case Model::cdna3_mfma_f32_16x16x32_fp8:
+      return f(Cdna3Mfma16x16x32{});
+    case Model::cdna3_mfma_f32_32x32x16_fp8:
+      return f(Cdna3Mfma32x32x16{});
+    case Model::exact:
+      break;
   }
   throw InvalidInput("model", "exact has no instruction lanes");
 }

@@ -24,8 +24,7 @@ constexpr std::array<ModelInfo, 6> kModels{{
     {Model::exact, "exact", 32, Fp8Format::e4m3fn, detail::Subnormals::as_is},
     {Model::sm90_mma_sync_e4m3, "sm90_mma_sync_e4m3", 32, Fp8Format::e4m3fn, detail::Subnormals::normalised},
     {Model::sm90_wgmma_e4m3, "sm90_wgmma_e4m3", 32, Fp8Format::e4m3fn, detail::Subnormals::as_is},
-    {Model::sm100_tcgen05_f8f6f4_e4m3, "sm100_tcgen05_f8f6f4_e4m3", 32, Fp8Format::e4m3fn,
-     detail::Subnormals::as_is},
+    {Model::sm100_tcgen05_f8f6f4_e4m3, "sm100_tcgen05_f8f6f4_e4m3", 32, Fp8Format::e4m3fn, detail::Subnormals::as_is},
     {Model::cdna3_mfma_f32_16x16x32_fp8, "cdna3_mfma_f32_16x16x32_fp8", 32, Fp8Format::e4m3fnuz,
      detail::Subnormals::as_is},
     {Model::cdna3_mfma_f32_32x32x16_fp8, "cdna3_mfma_f32_32x32x16_fp8", 16, Fp8Format::e4m3fnuz,
@@ -172,7 +171,9 @@ float instruction(Model m, const uint8_t* a, const uint8_t* b, float c, bool use
   return scalar_chain(m, a, b, instruction_k(m), c, use_c);
 }
 
-float chain(Model m, const uint8_t* a, const uint8_t* b, int k_len) { return scalar_chain(m, a, b, k_len, 0.0f, false); }
+float chain(Model m, const uint8_t* a, const uint8_t* b, int k_len) {
+  return scalar_chain(m, a, b, k_len, 0.0f, false);
+}
 
 float chain_from(Model m, const uint8_t* a, const uint8_t* b, int k_len, float c) {
   return scalar_chain(m, a, b, k_len, c, true);

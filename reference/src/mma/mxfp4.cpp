@@ -36,9 +36,9 @@ constexpr uint8_t kScaleNan = 0xff;
 constexpr int8_t kE2m1Halves[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
 struct Mxfp4Row {
-  std::vector<int8_t> halves;   // [D]
-  std::vector<int16_t> scale;   // [D / 32]: unbiased scale exponent
-  std::vector<uint8_t> nan;     // [D / 32]
+  std::vector<int8_t> halves;  // [D]
+  std::vector<int16_t> scale;  // [D / 32]: unbiased scale exponent
+  std::vector<uint8_t> nan;    // [D / 32]
 };
 
 void decode_row(const uint8_t* packed, const uint8_t* scales, int head_dim, Mxfp4Row& row) {
@@ -125,8 +125,9 @@ float mxfp4_exact(const Mxfp4Row& a, const Mxfp4Row& b, int head_dim) {
 void chain_dots_mxfp4(Model m, const uint8_t* q_packed, const uint8_t* q_scales, int heads, const uint8_t* k_packed,
                       const uint8_t* k_scales, int64_t num_tokens, int head_dim, float* out) {
   if (m != Model::exact && m != Model::sm100_tcgen05_f8f6f4_e4m3)
-    throw InvalidInput("model", std::string(to_string(m)) + " has no MXFP4 form (only sm100_tcgen05_f8f6f4_e4m3 "
-                                                            "and exact take block-scaled e2m1)");
+    throw InvalidInput("model", std::string(to_string(m)) +
+                                    " has no MXFP4 form (only sm100_tcgen05_f8f6f4_e4m3 "
+                                    "and exact take block-scaled e2m1)");
   const int step = m == Model::exact ? kBlock : kInstructionK;
   if (head_dim <= 0 || head_dim % step != 0)
     throw InvalidInput("head_dim", std::to_string(head_dim) + " is not a positive multiple of " + std::to_string(step));
@@ -134,7 +135,8 @@ void chain_dots_mxfp4(Model m, const uint8_t* q_packed, const uint8_t* q_scales,
   if (num_tokens < 0) throw InvalidInput("num_tokens", std::to_string(num_tokens) + " is negative");
   std::vector<Mxfp4Row> q(static_cast<size_t>(heads));
   for (int h = 0; h < heads; ++h)
-    decode_row(q_packed + size_t(h) * (head_dim / 2), q_scales + size_t(h) * (head_dim / kBlock), head_dim, q[size_t(h)]);
+    decode_row(q_packed + size_t(h) * (head_dim / 2), q_scales + size_t(h) * (head_dim / kBlock), head_dim,
+               q[size_t(h)]);
   Mxfp4Row k;
   for (int64_t n = 0; n < num_tokens; ++n) {
     decode_row(k_packed + size_t(n) * (head_dim / 2), k_scales + size_t(n) * (head_dim / kBlock), head_dim, k);

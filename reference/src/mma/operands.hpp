@@ -43,8 +43,7 @@ struct OperandTable {
   bool nan[256];
 };
 
-const OperandTable& operand_table(Fp8Format format, Subnormals subnormals,
-                                  ZeroOperands zeros = ZeroOperands::no_term);
+const OperandTable& operand_table(Fp8Format format, Subnormals subnormals, ZeroOperands zeros = ZeroOperands::no_term);
 
 // An fp32 value as sig * 2^exp (sig < 2^24) with its alignment exponent
 // floor(log2|v|) (-126 for subnormals, as the published models take it).

@@ -34,9 +34,14 @@ float round_scaled(__int128 sig, int exp, Rounding mode, int precision) {
       const unsigned __int128 rest = mag - ((unsigned __int128)(kept) << shift);
       const unsigned __int128 half = (unsigned __int128)(1) << (shift - 1);
       switch (mode) {
-        case Rounding::nearest_even: round_up = rest > half || (rest == half && (kept & 1)); break;
-        case Rounding::toward_zero: break;
-        case Rounding::toward_neg_inf: round_up = negative && rest != 0; break;
+        case Rounding::nearest_even:
+          round_up = rest > half || (rest == half && (kept & 1));
+          break;
+        case Rounding::toward_zero:
+          break;
+        case Rounding::toward_neg_inf:
+          round_up = negative && rest != 0;
+          break;
       }
     }
   }
@@ -46,12 +51,19 @@ float round_scaled(__int128 sig, int exp, Rounding mode, int precision) {
   if (std::isinf(magnitude)) {
     const float max_finite = std::numeric_limits<float>::max();
     switch (mode) {
-      case Rounding::nearest_even: result = std::numeric_limits<float>::infinity(); break;
-      case Rounding::toward_zero: result = max_finite; break;
-      case Rounding::toward_neg_inf: result = negative ? std::numeric_limits<float>::infinity() : max_finite; break;
+      case Rounding::nearest_even:
+        result = std::numeric_limits<float>::infinity();
+        break;
+      case Rounding::toward_zero:
+        result = max_finite;
+        break;
+      case Rounding::toward_neg_inf:
+        result = negative ? std::numeric_limits<float>::infinity() : max_finite;
+        break;
     }
     // The e8m13 grid tops out below fp32's: its largest value is (2 - 2^-13) * 2^127.
-    if (result == max_finite && precision < 24) result = std::ldexp(float((uint32_t(1) << precision) - 1), 128 - precision);
+    if (result == max_finite && precision < 24)
+      result = std::ldexp(float((uint32_t(1) << precision) - 1), 128 - precision);
   }
   return negative ? -result : result;
 }

@@ -164,9 +164,15 @@ struct I64x8 {
     return a;
   }
   // Wrapping arithmetic in uint64_t, as the vector instructions do.
-  DSA_LANES_INLINE friend I64x8 operator&(I64x8 a, I64x8 b) { return lanewise(a, b, [](int64_t x, int64_t y) { return x & y; }); }
-  DSA_LANES_INLINE friend I64x8 operator|(I64x8 a, I64x8 b) { return lanewise(a, b, [](int64_t x, int64_t y) { return x | y; }); }
-  DSA_LANES_INLINE friend I64x8 operator^(I64x8 a, I64x8 b) { return lanewise(a, b, [](int64_t x, int64_t y) { return x ^ y; }); }
+  DSA_LANES_INLINE friend I64x8 operator&(I64x8 a, I64x8 b) {
+    return lanewise(a, b, [](int64_t x, int64_t y) { return x & y; });
+  }
+  DSA_LANES_INLINE friend I64x8 operator|(I64x8 a, I64x8 b) {
+    return lanewise(a, b, [](int64_t x, int64_t y) { return x | y; });
+  }
+  DSA_LANES_INLINE friend I64x8 operator^(I64x8 a, I64x8 b) {
+    return lanewise(a, b, [](int64_t x, int64_t y) { return x ^ y; });
+  }
   DSA_LANES_INLINE friend I64x8 operator+(I64x8 a, I64x8 b) {
     return lanewise(a, b, [](int64_t x, int64_t y) { return int64_t(uint64_t(x) + uint64_t(y)); });
   }
@@ -176,8 +182,12 @@ struct I64x8 {
   DSA_LANES_INLINE friend I64x8 mul_low32(I64x8 a, I64x8 b) {
     return lanewise(a, b, [](int64_t x, int64_t y) { return int64_t(uint64_t(uint32_t(x)) * uint32_t(y)); });
   }
-  DSA_LANES_INLINE friend I64x8 max(I64x8 a, I64x8 b) { return lanewise(a, b, [](int64_t x, int64_t y) { return x > y ? x : y; }); }
-  DSA_LANES_INLINE friend I64x8 min(I64x8 a, I64x8 b) { return lanewise(a, b, [](int64_t x, int64_t y) { return x < y ? x : y; }); }
+  DSA_LANES_INLINE friend I64x8 max(I64x8 a, I64x8 b) {
+    return lanewise(a, b, [](int64_t x, int64_t y) { return x > y ? x : y; });
+  }
+  DSA_LANES_INLINE friend I64x8 min(I64x8 a, I64x8 b) {
+    return lanewise(a, b, [](int64_t x, int64_t y) { return x < y ? x : y; });
+  }
   DSA_LANES_INLINE friend I64x8 shl(I64x8 a, I64x8 n) {
     return lanewise(a, n, [](int64_t x, int64_t s) { return s >= 64 ? 0 : int64_t(uint64_t(x) << s); });
   }
@@ -187,15 +197,21 @@ struct I64x8 {
   DSA_LANES_INLINE friend I64x8 andnot(I64x8 a, I64x8 b) {
     return lanewise(a, b, [](int64_t x, int64_t y) { return ~x & y; });
   }
-  DSA_LANES_INLINE friend I64x8 sign_mask(I64x8 a) { return lanewise(a, [](int64_t x) { return x < 0 ? int64_t(-1) : 0; }); }
-  DSA_LANES_INLINE friend I64x8 abs(I64x8 a) { return lanewise(a, [](int64_t x) { return x < 0 ? int64_t(0 - uint64_t(x)) : x; }); }
+  DSA_LANES_INLINE friend I64x8 sign_mask(I64x8 a) {
+    return lanewise(a, [](int64_t x) { return x < 0 ? int64_t(-1) : 0; });
+  }
+  DSA_LANES_INLINE friend I64x8 abs(I64x8 a) {
+    return lanewise(a, [](int64_t x) { return x < 0 ? int64_t(0 - uint64_t(x)) : x; });
+  }
   DSA_LANES_INLINE friend I64x8 leading_zeros(I64x8 a) {
     return lanewise(a, [](int64_t x) { return x ? int64_t(__builtin_clzll(uint64_t(x))) : 64; });
   }
   DSA_LANES_INLINE friend I64x8 greater(I64x8 a, I64x8 b) {
     return lanewise(a, b, [](int64_t x, int64_t y) { return x > y ? int64_t(-1) : 0; });
   }
-  DSA_LANES_INLINE friend I64x8 nonzero(I64x8 a) { return lanewise(a, [](int64_t x) { return x ? int64_t(-1) : 0; }); }
+  DSA_LANES_INLINE friend I64x8 nonzero(I64x8 a) {
+    return lanewise(a, [](int64_t x) { return x ? int64_t(-1) : 0; });
+  }
   DSA_LANES_INLINE friend uint64_t reduce_or(I64x8 a) {
     uint64_t r = 0;
     for (int64_t x : a.v) r |= uint64_t(x);
@@ -247,7 +263,9 @@ struct ProductLanes {
   DSA_LANES_INLINE friend ProductLanes operator-(ProductLanes a, ProductLanes b) { return lanewise(a, b, pr_sub); }
   DSA_LANES_INLINE friend ProductLanes mul_low32(ProductLanes a, ProductLanes b) { return lanewise(a, b, pr_mul32); }
 };
-DSA_LANES_INLINE ProductLanes to_product_lanes(I64x8 a) { return ProductLanes::load(reinterpret_cast<const uint64_t*>(a.v)); }
+DSA_LANES_INLINE ProductLanes to_product_lanes(I64x8 a) {
+  return ProductLanes::load(reinterpret_cast<const uint64_t*>(a.v));
+}
 DSA_LANES_INLINE I64x8 from_product_lanes(ProductLanes a) {
   I64x8 r;
   for (int i = 0; i < kProductRegisters; ++i) pr_store(r.v + i * ProductLanes::kPer, a.v[i]);

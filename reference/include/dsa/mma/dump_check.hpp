@@ -28,10 +28,10 @@ DumpFormat parse_dump_format(std::string_view name);  // throws InvalidInput("fo
 // One record: A[m][k] and B[n][k] codes, then fp32 arrays [m][n] (C, D for
 // single; C, Dc, D0, Ds[k / instruction_k] for chain), then the trailer.
 struct DumpLayout {
-  int m = 0, n = 0, k = 0;      // k: the instruction's K (single) or the chain's K (chain)
-  bool has_mode = true;         // an i32 mode after the arrays (else mode = record index % 4)
-  bool has_scale_d = false;     // an i32 scale_d after the mode (0: C is ignored)
-  int trailing_bytes = 0;       // padding after the mode (and scale_d)
+  int m = 0, n = 0, k = 0;   // k: the instruction's K (single) or the chain's K (chain)
+  bool has_mode = true;      // an i32 mode after the arrays (else mode = record index % 4)
+  bool has_scale_d = false;  // an i32 scale_d after the mode (0: C is ignored)
+  int trailing_bytes = 0;    // padding after the mode (and scale_d)
   int64_t record_bytes(Model model, DumpFormat format) const;
 };
 
@@ -48,8 +48,8 @@ struct DumpHeader {
   uint32_t format;        // 0 single, 1 chain
   char model[32];         // the model name (models.hpp), NUL-padded
   uint32_t m, n, k;
-  uint32_t flags;         // 0 (reserved)
-  uint64_t count;         // records
+  uint32_t flags;  // 0 (reserved)
+  uint64_t count;  // records
   uint64_t reserved;
 };
 static_assert(sizeof(DumpHeader) == 80);
@@ -86,13 +86,13 @@ struct DumpCheck {
   bool has_header = false;
   DumpLayout layout;
   int64_t records = 0;
-  OutputTally total;                          // every output not reported apart
+  OutputTally total;  // every output not reported apart
   std::map<int, OutputTally> by_mode;
   std::map<std::string, OutputTally> by_output;
   // Outputs where the two zero-operand conventions differ and the dump holds
   // MMA-Sim's value: reported apart, not counted in total.
   int64_t zero_convention = 0;
-  std::vector<DumpMismatch> mismatches;       // the first max_mismatches
+  std::vector<DumpMismatch> mismatches;  // the first max_mismatches
   bool passed() const { return total.matched == total.total; }
 };
 
