@@ -217,6 +217,22 @@ TEST(MmaModels, ExactIsOneRoundingOfTheExactSum) {
   EXPECT_EQ(bits(64.0f), bits(chain(Model::exact, a.data(), b.data(), 32)));
 }
 
+TEST(MmaModels, ExactDotsReadEitherFormat) {
+  Rng rng(23);
+  for (Fp8Format f : {Fp8Format::e4m3fn, Fp8Format::e4m3fnuz}) {
+    const auto q = random_codes(rng, f, 2 * 64), k = random_codes(rng, f, 3 * 64);
+    std::vector<float> out(6);
+    exact_dots(f, q.data(), 2, k.data(), 3, 64, out.data());
+    for (int n = 0; n < 3; ++n)
+      for (int h = 0; h < 2; ++h) {
+        double sum = 0;  // exact in double (NUMERICS "Exact sums")
+        for (int d = 0; d < 64; ++d)
+          sum += double(fp8_to_float(f, q[size_t(h * 64 + d)])) * fp8_to_float(f, k[size_t(n * 64 + d)]);
+        EXPECT_EQ(bits(float(sum)), bits(out[size_t(n * 2 + h)]));
+      }
+  }
+}
+
 TEST(MmaModels, ModelsDifferWhereTheDatapathsDiffer) {
   // Cancellation with a small remainder: 13-bit wgmma loses it, 25-bit models keep it.
   std::vector<uint8_t> a(32, 0), b(32, 0);

@@ -19,8 +19,8 @@ namespace {
 
 using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-void exact_dots(Fp8Format f, const uint8_t* q, int heads, const uint8_t* k, int64_t num_tokens, int head_dim,
-                float* out) {
+void gemm_dots(Fp8Format f, const uint8_t* q, int heads, const uint8_t* k, int64_t num_tokens, int head_dim,
+               float* out) {
   const float* table = fp8_decode_table(f);
   RowMatrix qd(heads, head_dim), kd(num_tokens, head_dim);
   for (int64_t i = 0; i < qd.size(); ++i) qd.data()[i] = table[q[i]];
@@ -154,8 +154,16 @@ void chain_dots(Model m, const uint8_t* q, int heads, const uint8_t* k, int64_t 
   if (heads <= 0) throw InvalidInput("heads", std::to_string(heads) + " is not positive");
   if (num_tokens < 0) throw InvalidInput("num_tokens", std::to_string(num_tokens) + " is negative");
   if (num_tokens == 0) return;
-  if (m == Model::exact) return exact_dots(operand_format(m), q, heads, k, num_tokens, head_dim, out);
+  if (m == Model::exact) return gemm_dots(operand_format(m), q, heads, k, num_tokens, head_dim, out);
   with_block_policy(m, [&](auto kernel) { model_dots<decltype(kernel)>(m, q, heads, k, num_tokens, head_dim, out); });
+}
+
+void exact_dots(Fp8Format format, const uint8_t* q, int heads, const uint8_t* k, int64_t num_tokens, int head_dim,
+                float* out) {
+  if (heads <= 0) throw InvalidInput("heads", std::to_string(heads) + " is not positive");
+  if (num_tokens < 0) throw InvalidInput("num_tokens", std::to_string(num_tokens) + " is negative");
+  if (head_dim <= 0) throw InvalidInput("head_dim", std::to_string(head_dim) + " is not positive");
+  if (num_tokens > 0) gemm_dots(format, q, heads, k, num_tokens, head_dim, out);
 }
 
 }  // namespace dsa::mma

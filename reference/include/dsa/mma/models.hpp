@@ -45,14 +45,23 @@ float chain_from(Model m, const uint8_t* a, const uint8_t* b, int k_len, float c
 // Bulk per-head dot products of the indexer: out[n * heads + h] =
 // chain(q + h * head_dim, k + n * head_dim, head_dim) for n < num_tokens, h < heads.
 // The hot path of profile logits: vectorised, with a fast path where no bit
-// can be lost.
+// can be lost. Codes are in operand_format(m) (e4m3fn for Model::exact; see
+// exact_dots for e4m3fnuz).
 void chain_dots(Model m, const uint8_t* q, int heads, const uint8_t* k, int64_t num_tokens, int head_dim,
                 float* out);
+// Model::exact's chain_dots for codes of either format: fp32 round-to-nearest
+// of each exact dot product (one double GEMM, exact: NUMERICS "Exact sums").
+void exact_dots(Fp8Format format, const uint8_t* q, int heads, const uint8_t* k, int64_t num_tokens, int head_dim,
+                float* out);
 
-// MXFP4 block-scaled dot products (tcgen05 kind::mxf4 / mxf8f6f4 with per-32
-// ue8m0 scales folded into the products, NUMERICS "B200"): q_packed [heads][D/2],
-// q_scales [heads][D/32], k_packed [N][D/2], k_scales [N][D/32].
-// out[n * heads + h]. Model::exact gives fp32 RN of the exact sum.
+// MXFP4 block-scaled dot products: q_packed [heads][D/2], q_scales [heads][D/32],
+// k_packed [N][D/2], k_scales [N][D/32]; out[n * heads + h].
+// sm100_tcgen05_f8f6f4_e4m3 runs tcgen05 kind::mxf4 with K = 64 per
+// instruction, as DeepGEMM's SM100 FP4 indexer issues it (D a multiple of 64;
+// the published block-scaled model: exact sums of 16 products, each a term at
+// its scales' exponent, 35 fraction bits, rounded toward zero:
+// docs/matrix-unit-models.md). Model::exact gives fp32 RN of the exact sum
+// (D a multiple of 32). Other models throw InvalidInput("model").
 void chain_dots_mxfp4(Model m, const uint8_t* q_packed, const uint8_t* q_scales, int heads,
                       const uint8_t* k_packed, const uint8_t* k_scales, int64_t num_tokens, int head_dim,
                       float* out);
