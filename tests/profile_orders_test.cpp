@@ -126,6 +126,9 @@ struct Case {
   bool bf16;
 };
 
+// Names the case in test listings instead of dumping its bytes.
+void PrintTo(const Case& c, std::ostream* os) { *os << c.profile; }
+
 class ProfileOrder : public ::testing::TestWithParam<Case> {};
 
 TEST_P(ProfileOrder, ProgramEqualsTheOrderWrittenOut) {
