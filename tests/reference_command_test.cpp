@@ -221,5 +221,28 @@ TEST_F(ReferenceValidation, TruncatedFile) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// The doc's "bring your own inputs" example, end to end, with Debian's python3-numpy.
+TEST(ReferenceCommand, BringYourOwnInputsExample) {
+  std::string python;
+  for (const char* py : {"/usr/bin/python3", "python3"})
+    if (std::system((std::string(py) + " -c 'import numpy' >/dev/null 2>&1").c_str()) == 0) {
+      python = py;
+      break;
+    }
+  if (python.empty()) GTEST_SKIP() << "no python3 with numpy (Debian: apt-get install python3-numpy)";
+  TempDir dir;
+  const fs::path in = dir.path() / "byo.safetensors", out = dir.path() / "byo_expected.safetensors";
+  const std::string script = test::source_dir() + "/python/examples/bring_your_own_inputs.py";
+  ASSERT_EQ(std::system((python + " '" + script + "' '" + in.string() + "'").c_str()), 0);
+  const CliRun r = run_cli("reference --op decode_topk --profile deepgemm_sm90 --in " + in.string() + " --out " +
+                           out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const Safetensors result = dataset::read_safetensors(out.string());
+  EXPECT_TRUE(result.contains("topk_indices"));
+  EXPECT_TRUE(result.contains("logits"));
+  EXPECT_EQ(result.at("q").dtype, dataset::Dtype::F8_E4M3);  // inputs untouched
+  EXPECT_EQ(result.metadata.at("profile"), "deepgemm_sm90");
+}
+
 }  // namespace
 }  // namespace dsa
