@@ -19,20 +19,6 @@ constexpr int64_t kParallelWork = int64_t(1) << 16;
 
 std::string row_name(int64_t r) { return "row " + std::to_string(r); }
 
-void check_bounds(const Logits& logits, const RowBounds& bounds) {
-  if (bounds.start.size() != bounds.end.size())
-    throw InvalidInput("row_bounds", std::to_string(bounds.start.size()) + " starts but " +
-                                         std::to_string(bounds.end.size()) + " ends");
-  if (bounds.rows() != logits.rows)
-    throw InvalidInput("row_bounds", std::to_string(bounds.rows()) + " rows for " + std::to_string(logits.rows) +
-                                         " logits rows");
-  for (int64_t r = 0; r < bounds.rows(); ++r) {
-    const int64_t s = bounds.start[size_t(r)], e = bounds.end[size_t(r)];
-    if (s < 0 || e < s || e > logits.width)
-      throw InvalidInput("row_bounds", row_name(r) + " has [" + std::to_string(s) + ", " + std::to_string(e) +
-                                           ") outside the logits width " + std::to_string(logits.width));
-  }
-}
 
 void check_block_size(int32_t block_size) {
   if (block_size < 1)
@@ -143,7 +129,7 @@ CandidateBlocks select_candidate_blocks(const Logits& logits, const RowBounds& b
                                         int32_t slots) {
   check_block_size(block_size);
   if (slots < 1) throw InvalidInput("candidate_topk_blocks", "must be at least 1, got " + std::to_string(slots));
-  check_bounds(logits, bounds);
+  check_row_bounds(logits, bounds);
   CandidateBlocks out{logits.rows, slots, block_size,
                       std::vector<int32_t>(size_t(logits.rows) * size_t(slots), -1)};
 #pragma omp parallel for schedule(dynamic) if (logits.rows * logits.width >= kParallelWork)
@@ -174,7 +160,7 @@ CandidateBlocks select_candidate_blocks(const PrefillProblem& problem, const Log
 
 void apply_candidate_mask(Logits& logits, const RowBounds& bounds, const CandidateBlocks& candidates,
                           CandidateMask variant) {
-  check_bounds(logits, bounds);
+  check_row_bounds(logits, bounds);
   check_rows(candidates, logits.rows);
   const int64_t S = candidates.block_size;
 #pragma omp parallel for schedule(dynamic) if (logits.rows * logits.width >= kParallelWork)
@@ -198,7 +184,7 @@ void apply_candidate_mask(Logits& logits, const RowBounds& bounds, const Candida
 TopkIndices candidate_topk(const Logits& logits, const RowBounds& topk_bounds, const CandidateBlocks& candidates,
                            int k) {
   if (k < 1) throw InvalidInput("topk", "k must be at least 1, got " + std::to_string(k));
-  check_bounds(logits, topk_bounds);
+  check_row_bounds(logits, topk_bounds);
   check_rows(candidates, logits.rows);
   TopkIndices out{logits.rows, k, std::vector<int32_t>(size_t(logits.rows) * size_t(k))};
 #pragma omp parallel for schedule(dynamic) if (logits.rows * logits.width >= kParallelWork)
@@ -223,6 +209,21 @@ TopkIndices candidate_topk(const DecodeProblem& problem, const Logits& logits, c
 TopkIndices candidate_topk(const PrefillProblem& problem, const Logits& logits, const CandidateBlocks& candidates,
                            int k) {
   return candidate_topk(logits, prefill_row_bounds(problem), candidates, k);
+}
+
+void check_row_bounds(const Logits& logits, const RowBounds& bounds) {
+  if (bounds.start.size() != bounds.end.size())
+    throw InvalidInput("row_bounds", std::to_string(bounds.start.size()) + " starts but " +
+                                         std::to_string(bounds.end.size()) + " ends");
+  if (bounds.rows() != logits.rows)
+    throw InvalidInput("row_bounds", std::to_string(bounds.rows()) + " rows for " + std::to_string(logits.rows) +
+                                         " logits rows");
+  for (int64_t r = 0; r < bounds.rows(); ++r) {
+    const int64_t s = bounds.start[size_t(r)], e = bounds.end[size_t(r)];
+    if (s < 0 || e < s || e > logits.width)
+      throw InvalidInput("row_bounds", row_name(r) + " has [" + std::to_string(s) + ", " + std::to_string(e) +
+                                           ") outside the logits width " + std::to_string(logits.width));
+  }
 }
 
 }  // namespace dsa

@@ -47,14 +47,9 @@ public:
   }
   void topk(const Logits& logits, const RowBounds& bounds, TopkIndices& out) override {
     require_shape("topk_indices", out.rows, out.k, logits.rows, out.k);
-    if (bounds.rows() != logits.rows || int64_t(bounds.start.size()) != logits.rows)
-      throw InvalidInput("bounds", "row bounds for " + std::to_string(bounds.rows()) + " rows, logits have " +
-                                       std::to_string(logits.rows));
+    check_row_bounds(logits, bounds);
     for (int64_t r = 0; r < logits.rows; ++r) {
       const int64_t start = bounds.start[size_t(r)], end = bounds.end[size_t(r)];
-      if (start < 0 || end < start || end > logits.width)
-        throw InvalidInput("bounds", "row " + std::to_string(r) + " range [" + std::to_string(start) + ", " +
-                                         std::to_string(end) + ") is outside the logits width");
       topk_row(logits.row(r) + start, end - start, out.k, out.row(r));
     }
   }

@@ -12,21 +12,8 @@
 
 namespace dsa::optimized::detail {
 
-inline void check_row_bounds(const Logits& logits, const RowBounds& bounds) {
-  if (bounds.start.size() != bounds.end.size())
-    throw InvalidInput("row_bounds", std::to_string(bounds.start.size()) + " starts but " +
-                                         std::to_string(bounds.end.size()) + " ends");
-  if (bounds.rows() != logits.rows)
-    throw InvalidInput("row_bounds", std::to_string(bounds.rows()) + " rows for " + std::to_string(logits.rows) +
-                                         " logits rows");
-  for (int64_t r = 0; r < bounds.rows(); ++r) {
-    const int64_t s = bounds.start[size_t(r)], e = bounds.end[size_t(r)];
-    if (s < 0 || e < s || e > logits.width)
-      throw InvalidInput("row_bounds", "row " + std::to_string(r) + " has [" + std::to_string(s) + ", " +
-                                           std::to_string(e) + ") outside the logits width " +
-                                           std::to_string(logits.width));
-  }
-}
+// The reference's own check, so both raise the same message.
+using dsa::check_row_bounds;
 
 inline void check_topk_output(const TopkIndices& out, int64_t rows) {
   if (out.k < 1) throw InvalidInput("topk", "k must be at least 1, got " + std::to_string(out.k));

@@ -30,6 +30,10 @@ struct RowBounds {
   int64_t rows() const { return int64_t(end.size()); }
 };
 
+// Throws InvalidInput("row_bounds", ...) unless every row's [start, end) lies
+// inside the logits width and there is one range per logits row.
+void check_row_bounds(const Logits& logits, const RowBounds& bounds);
+
 // The seed's _row_bounds: starts 0, row r ends at request_ends[r / row_repeat].
 // Decode rows of one request share their bounds with row_repeat = next_n.
 RowBounds repeated_row_bounds(std::span<const int64_t> request_ends, int32_t row_repeat);
