@@ -12,13 +12,8 @@ namespace dsa::optimized {
 namespace {
 
 constexpr int kBins = 256;
-
-int32_t uninitialized_word(uint64_t slot) {
-  uint64_t z = slot * 0xd1b54a32d192ed03ull + 0x8cb92ba72f3d8dd7ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return int32_t(uint32_t(z ^ (z >> 31)));
-}
+// This kernel's never-written scratch words (radix_passes.hpp uninitialized_word).
+constexpr uint64_t kScratchMultiplier = 0xd1b54a32d192ed03ull, kScratchOffset = 0x8cb92ba72f3d8dd7ull;
 
 }  // namespace
 
@@ -43,7 +38,7 @@ void PersistentTopkBlock::select(const float* values, int64_t len, int k, int32_
     std::fill(out + len, out + k, -1);
     return;
   }
-  while (output_.size() < size_t(k)) output_.push_back(uninitialized_word(output_.size()));
+  while (output_.size() < size_t(k)) output_.push_back(detail::uninitialized_word(output_.size(), kScratchMultiplier, kScratchOffset));
   found_ = 0;
   if (len < config_.radix_min_len) {
     filtered(values, len, k);

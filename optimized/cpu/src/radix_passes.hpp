@@ -7,6 +7,16 @@
 
 namespace dsa::optimized::detail {
 
+// Whatever a fresh SM's memory holds at `slot`: arbitrary words (a splitmix64
+// finalizer over a per-kernel affine map of the slot), so slots a defective
+// kernel never writes hold garbage, not zeros.
+inline int32_t uninitialized_word(uint64_t slot, uint64_t multiplier, uint64_t offset) {
+  uint64_t z = slot * multiplier + offset;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return int32_t(uint32_t(z ^ (z >> 31)));
+}
+
 // Adds the digits of entries [0, n) to hist. Four interleaved sub-histograms
 // keep runs of equal digits (tied or clustered rows) from serializing on one
 // counter.

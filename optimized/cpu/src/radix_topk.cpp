@@ -12,14 +12,8 @@ namespace dsa::optimized {
 namespace {
 
 constexpr int kBins = 2048;
-
-// Whatever a fresh SM's shared memory holds: arbitrary words (splitmix64).
-int32_t uninitialized_word(uint64_t slot) {
-  uint64_t z = slot * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return int32_t(uint32_t(z ^ (z >> 31)));
-}
+// This kernel's never-written scratch words (radix_passes.hpp uninitialized_word).
+constexpr uint64_t kScratchMultiplier = 0x9e3779b97f4a7c15ull, kScratchOffset = 0x632be59bd9b4e019ull;
 
 // Launches with the run-dependent tie order take odd launches in reverse.
 bool reversed_arrival(bool defect, uint64_t launch) { return defect && (launch & 1u); }
@@ -34,7 +28,7 @@ void RadixTopkSm::select(const float* values, int64_t len, int k, int32_t* out, 
     if (!defects_.skip_short_row_tail) std::fill(out + len, out + k, -1);
     return;
   }
-  while (output_.size() < size_t(k)) output_.push_back(uninitialized_word(output_.size()));
+  while (output_.size() < size_t(k)) output_.push_back(detail::uninitialized_word(output_.size(), kScratchMultiplier, kScratchOffset));
   found_ = 0;
   const int64_t capacity = config_.final_capacity;
   std::array<int32_t, kBins> hist{};
