@@ -197,12 +197,6 @@ constexpr ModeSpec kChainModes[] = {
     {"sparse zeros, huge C", Operands::sparse, Accum::huge, 1},
 };
 
-void print_modes(const char* file, const ModeSpec* modes, int count, int first) {
-  std::printf("%s modes:", file);
-  for (int i = 0; i < count; ++i) std::printf(" %d=%s;", first + i, modes[i].name);
-  std::printf("\n");
-}
-
 bool dump_single(const Args& args, const char* name, int records, uint64_t seed, const ModeSpec* modes, int first) {
   constexpr SingleLayout L = kMmaSyncSingle;
   print_modes(name, modes, 4, first);

@@ -5,6 +5,8 @@
 // each one kind.
 #pragma once
 
+#include <cstdio>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -67,6 +69,13 @@ struct ModeSpec {
   Accum accum;
   int scale_d;  // 1, or 0: the instruction ignores C (wgmma only)
 };
+
+// Prints a dump's mode numbers and names into the run log.
+inline void print_modes(const char* file, const ModeSpec* modes, int count, int first) {
+  std::printf("%s modes:", file);
+  for (int i = 0; i < count; ++i) std::printf(" %d=%s;", first + i, modes[i].name);
+  std::printf("\n");
+}
 
 void draw_operands(Rng& rng, Operands kind, const Tile& tile);
 void draw_accum(Rng& rng, Accum kind, const Tile& tile);

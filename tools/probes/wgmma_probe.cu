@@ -347,12 +347,6 @@ constexpr ModeSpec kChainModes[] = {
     {"sparse zeros, huge C", Operands::sparse, Accum::huge, 1},
 };
 
-void print_modes(const char* file, const ModeSpec* modes, int count, int first) {
-  std::printf("%s modes:", file);
-  for (int i = 0; i < count; ++i) std::printf(" %d=%s;", first + i, modes[i].name);
-  std::printf("\n");
-}
-
 bool dump_single(const Args& args, Strides strides, const char* name, int records, uint64_t seed,
                  const ModeSpec* modes, int count, int first) {
   constexpr SingleLayout L = kWgmmaSingle;
