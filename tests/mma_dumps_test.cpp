@@ -1,5 +1,6 @@
-// Every dump in data/dumps/ against its model (what `dsa-oracle mma-check`
-// runs): every H200 output must match bit for bit; in MMA-Sim's CDNA3 dump,
+// Every dump of the shared data folder (../shared/data) and of data/hardware/
+// against its model (what `dsa-oracle mma-check` runs): every H200 output must
+// match bit for bit; in MMA-Sim's CDNA3 dump,
 // the outputs decided by its zero-operand convention are judged apart and
 // every other output must match. Also the reader's handling of bad files and
 // of our own header, and the command's exit codes.
@@ -32,7 +33,7 @@ namespace fs = std::filesystem;
 struct KnownDump {
   Model model;
   DumpFormat format;
-  int64_t zero_convention;  // outputs MMA-Sim's zero-operand convention decides (data/dumps/README.md)
+  int64_t zero_convention;  // outputs MMA-Sim's zero-operand convention decides (../shared/data/README.md)
 };
 
 // A headerless dump's model and format, from its name (a dump with a header names its own).
@@ -45,18 +46,27 @@ std::optional<KnownDump> known_dump(const std::string& name) {
   return std::nullopt;
 }
 
-fs::path dumps_dir() { return fs::path(test::source_dir()) / "data" / "dumps"; }
+constexpr const char* kSharedDumps[] = {"h200_mma_sync_m16n8k32_e4m3.bin", "h200_wgmma_m64n8k32_e4m3.bin",
+                                        "h200_wgmma_chain_k128_e4m3.bin", "mmasim_cdna3_mfma_f32_32x32x16_fp8_fp8.bin"};
 
-// Every dump the repository holds: the shared ones and the project's own H200 runs.
+fs::path shared_dir() { return test::shared_data_dir(); }
+fs::path hardware_dir() { return fs::path(test::source_dir()) / "data" / "hardware"; }
+fs::path folder(const std::string& where) { return where == "shared" ? shared_dir() : hardware_dir(); }
+
+// Every dump to check, as NAME@shared or NAME@hardware: the shared ones (listed
+// by name, so that a missing folder shows as skipped tests, not as no tests),
+// whatever else the shared folder holds, and the project's own H200 runs.
 std::vector<std::string> dump_files() {
   std::vector<std::string> files;
-  for (const char* dir : {"dumps", "hardware"}) {
-    const fs::path d = fs::path(test::source_dir()) / "data" / dir;
-    if (!fs::exists(d)) continue;
+  for (const char* name : kSharedDumps) files.push_back(std::string(name) + "@shared");
+  for (const char* where : {"shared", "hardware"}) {
+    const fs::path d = folder(where);
+    if (!fs::is_directory(d)) continue;
     for (const auto& e : fs::directory_iterator(d))
-      if (e.path().extension() == ".bin") files.push_back(e.path().filename().string() + "@" + dir);
+      if (e.path().extension() == ".bin") files.push_back(e.path().filename().string() + "@" + where);
   }
   std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
   return files;
 }
 
@@ -75,7 +85,10 @@ class EveryDump : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(EveryDump, MatchesItsModel) {
   const std::string name = GetParam().substr(0, GetParam().find('@'));
-  const fs::path path = fs::path(test::source_dir()) / "data" / GetParam().substr(GetParam().find('@') + 1) / name;
+  const std::string where = GetParam().substr(GetParam().find('@') + 1);
+  if (where == "shared") DSA_SKIP_WITHOUT_SHARED_DATA();
+  const fs::path path = folder(where) / name;
+  ASSERT_TRUE(fs::is_regular_file(path)) << path << " is missing";
   const auto bytes = read_bytes(path);
   const bool has_header = bytes.size() >= 8 && std::memcmp(bytes.data(), DumpHeader::kMagic, 8) == 0;
   const auto known = known_dump(name);
@@ -109,14 +122,14 @@ INSTANTIATE_TEST_SUITE_P(Data, EveryDump, ::testing::ValuesIn(dump_files()),
                          });
 
 TEST(MmaDumps, TheSharedDumpsArePresent) {
-  for (const char* name : {"h200_mma_sync_m16n8k32_e4m3.bin", "h200_wgmma_m64n8k32_e4m3.bin",
-                           "h200_wgmma_chain_k128_e4m3.bin", "mmasim_cdna3_mfma_f32_32x32x16_fp8_fp8.bin"})
-    EXPECT_TRUE(fs::exists(dumps_dir() / name)) << name;
+  DSA_SKIP_WITHOUT_SHARED_DATA();
+  for (const char* name : kSharedDumps) EXPECT_TRUE(fs::is_regular_file(shared_dir() / name)) << shared_dir() / name;
 }
 
 TEST(MmaDumps, ChainDumpsCheckEveryStep) {
+  DSA_SKIP_WITHOUT_SHARED_DATA();
   const DumpCheck r =
-      check_dump((dumps_dir() / "h200_wgmma_chain_k128_e4m3.bin").string(), Model::sm90_wgmma_e4m3, DumpFormat::chain);
+      check_dump((shared_dir() / "h200_wgmma_chain_k128_e4m3.bin").string(), Model::sm90_wgmma_e4m3, DumpFormat::chain);
   for (const char* name : {"Dc", "D0", "Ds0", "Ds1", "Ds2", "Ds3"}) {
     ASSERT_TRUE(r.by_output.count(name)) << name;
     EXPECT_EQ(r.records * 64 * 8, r.by_output.at(name).total) << name;
@@ -124,7 +137,8 @@ TEST(MmaDumps, ChainDumpsCheckEveryStep) {
 }
 
 TEST(MmaDumps, RejectsASizeThatIsNotWholeRecords) {
-  auto bytes = read_bytes(dumps_dir() / "h200_mma_sync_m16n8k32_e4m3.bin");
+  DSA_SKIP_WITHOUT_SHARED_DATA();
+  auto bytes = read_bytes(shared_dir() / "h200_mma_sync_m16n8k32_e4m3.bin");
   bytes.resize(1792 * 2 + 100);
   const fs::path p = write_temp("truncated.bin", bytes);
   EXPECT_THROW(check_dump(p.string(), Model::sm90_mma_sync_e4m3, DumpFormat::single), InvalidInput);
@@ -138,7 +152,8 @@ TEST(MmaDumps, RejectsASizeThatIsNotWholeRecords) {
 }
 
 TEST(MmaDumps, ReportsMismatches) {
-  auto bytes = read_bytes(dumps_dir() / "h200_wgmma_m64n8k32_e4m3.bin");
+  DSA_SKIP_WITHOUT_SHARED_DATA();
+  auto bytes = read_bytes(shared_dir() / "h200_wgmma_m64n8k32_e4m3.bin");
   bytes.resize(6408 * 2);
   // Flip the low bit of D[3][5] in record 1 (D follows A, B and C).
   bytes[6408 + 2048 + 256 + 2048 + (3 * 8 + 5) * 4] ^= 1;
@@ -154,8 +169,9 @@ TEST(MmaDumps, ReportsMismatches) {
 }
 
 TEST(MmaDumps, HeaderNamesModelShapeAndCount) {
+  DSA_SKIP_WITHOUT_SHARED_DATA();
   // The first 3 records of the wgmma dump with our header: the same outputs.
-  auto raw = read_bytes(dumps_dir() / "h200_wgmma_m64n8k32_e4m3.bin");
+  auto raw = read_bytes(shared_dir() / "h200_wgmma_m64n8k32_e4m3.bin");
   raw.resize(6408 * 3);
   DumpHeader h{};
   std::memcpy(h.magic, DumpHeader::kMagic, 8);
@@ -190,7 +206,8 @@ int run_cli(const std::string& args) {
 }
 
 TEST(MmaCheckCommand, ExitCodes) {
-  const std::string dump = (dumps_dir() / "h200_mma_sync_m16n8k32_e4m3.bin").string();
+  DSA_SKIP_WITHOUT_SHARED_DATA();
+  const std::string dump = (shared_dir() / "h200_mma_sync_m16n8k32_e4m3.bin").string();
   EXPECT_EQ(0, run_cli("--model sm90_mma_sync_e4m3 '" + dump + "'"));
   EXPECT_EQ(2, run_cli("--model no_such_model '" + dump + "'"));
   EXPECT_EQ(2, run_cli("--model sm90_wgmma_e4m3 '" + dump + "'"));  // 1792-byte records are not wgmma's

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,21 @@ inline std::string source_dir() {
   if (const char* env = std::getenv("DSA_SOURCE_DIR")) return env;
   return DSA_SOURCE_DIR;
 }
+
+// The data made outside the project: ../shared/data beside the checkout (the CMake cache variable
+// DSA_SHARED_DATA), or the folder the environment variable DSA_SHARED_DATA names.
+inline std::string shared_data_dir() {
+  if (const char* env = std::getenv("DSA_SHARED_DATA")) return env;
+  return DSA_SHARED_DATA_DIR;
+}
+
+// In a test body: skip (never pass) when the shared data folder is absent, naming the path looked at.
+#define DSA_SKIP_WITHOUT_SHARED_DATA()                                                                      \
+  do {                                                                                                      \
+    if (!std::filesystem::is_directory(::dsa::test::shared_data_dir()))                                     \
+      GTEST_SKIP() << "the shared data folder " << ::dsa::test::shared_data_dir()                           \
+                   << " is absent (set DSA_SHARED_DATA, or the CMake cache variable of that name)";         \
+  } while (0)
 
 // A small decode problem: B requests of the given token lengths.
 inline DecodeProblem small_decode(std::vector<int32_t> seq_lens, int32_t next_n = 1, int32_t heads = 8,

@@ -1,7 +1,7 @@
 // Checking the matrix-unit models against dumps of real instructions
 // (H200) or of a published simulator (MMA-Sim), record by record.
 //
-// Headerless dumps are read exactly as data/dumps/README.md describes them;
+// Headerless dumps are read exactly as ../shared/data/README.md describes them;
 // the model and the format fix the record layout. Dumps of our own may start
 // with a header (DumpHeader) that names the model, the shape and the record
 // count; docs/matrix-unit-models.md documents both.
@@ -35,7 +35,7 @@ struct DumpLayout {
   int64_t record_bytes(Model model, DumpFormat format) const;
 };
 
-// The layout of the headerless dumps (data/dumps/README.md) for a model and format.
+// The layout of the headerless dumps (../shared/data/README.md) for a model and format.
 DumpLayout headerless_layout(Model model, DumpFormat format);
 
 // The header of our own dumps: 80 bytes, little-endian; records follow at
