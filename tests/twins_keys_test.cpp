@@ -1,4 +1,4 @@
-// The radix twins' integer keys against independent definitions: the SPEC
+// The radix keys of the twins and kernels (optimized/common) against independent definitions: the SPEC
 // order of the reference, and fp16 rounding by search over all fp16 values.
 #include <gtest/gtest.h>
 
@@ -7,11 +7,11 @@
 #include <cmath>
 #include <vector>
 
-#include "dsa/optimized/radix_keys.hpp"
+#include "dsa/common/radix_keys.hpp"
 #include "dsa/rng.hpp"
 #include "dsa/topk.hpp"
 
-namespace dsa::optimized {
+namespace dsa::common {
 namespace {
 
 float from_bits(uint32_t b) { return std::bit_cast<float>(b); }
@@ -91,4 +91,4 @@ TEST(TwinKeys, CoarseKeysAreMonotoneInTheSpecOrder) {
 }
 
 }  // namespace
-}  // namespace dsa::optimized
+}  // namespace dsa::common

@@ -4,12 +4,16 @@
 #include <algorithm>
 
 #include "call_checks.hpp"
-#include "dsa/optimized/radix_keys.hpp"
+#include "dsa/common/radix_keys.hpp"
+#include "dsa/common/radix_plan.hpp"
 #include "radix_passes.hpp"
 
 namespace dsa::optimized {
 
 namespace {
+
+using common::coarse_bin_256;
+using common::order_key;
 
 constexpr int kBins = 256;
 // This kernel's never-written scratch words (radix_passes.hpp uninitialized_word).
@@ -67,7 +71,7 @@ void PersistentTopkBlock::filtered(const float* values, int64_t len, int k) {
   uint8_t* bins = bins_.data();
   for (int64_t i = 0; i < len; ++i) bins[i] = uint8_t(coarse_bin_256(values[i]));
   detail::add_histogram<kBins>(len, [bins](int64_t i) { return bins[i]; }, hist);
-  const detail::Threshold cut = detail::find_threshold<kBins>(hist, kBins, k);
+  const detail::Threshold cut = detail::find_threshold(hist.data(), kBins, k);
   if (hist[size_t(cut.bin)] > config_.candidate_capacity && !defects_.drop_candidate_overflow) {
     whole_row(values, len);  // the buffer cannot hold the bin: refine over the whole row
     radix_passes(k, -1);
@@ -94,7 +98,7 @@ void PersistentTopkBlock::filtered(const float* values, int64_t len, int k) {
 void PersistentTopkBlock::radix_passes(int k, int64_t first_ring_pass) {
   std::array<int32_t, kBins> local{};
   for (int pass = 0; pass < 4; ++pass) {
-    const int shift = 24 - 8 * pass;
+    const common::RadixPass digits = common::kPlan8x4.pass[pass];
     int32_t* cand = candidates_.data();
     uint32_t* keys = keys_.data();
     const int64_t n = int64_t(candidates_.size());
@@ -103,11 +107,11 @@ void PersistentTopkBlock::radix_passes(int k, int64_t first_ring_pass) {
       hist = &ring_pass(first_ring_pass + pass);
     else
       local.fill(0);
-    detail::add_histogram<kBins>(n, [keys, shift](int64_t i) { return (keys[i] >> shift) & 0xffu; }, *hist);
-    const detail::Threshold cut = detail::find_threshold<kBins>(*hist, kBins, k - found_);
+    detail::add_histogram<kBins>(n, [keys, digits](int64_t i) { return digits.digit(keys[i]); }, *hist);
+    const detail::Threshold cut = detail::find_threshold(hist->data(), digits.bins(), k - found_);
     int64_t kept = 0;
     for (int64_t i = 0; i < n; ++i) {
-      const int d = int((keys[i] >> shift) & 0xffu);
+      const int d = int(digits.digit(keys[i]));
       if (d > cut.bin) output_[size_t(found_++)] = cand[i];
       cand[kept] = cand[i];
       keys[kept] = keys[i];

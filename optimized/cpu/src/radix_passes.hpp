@@ -1,9 +1,12 @@
 // Building blocks of the radix passes shared by the top-k twins: histograms
-// and the threshold bin. Internal to optimized/cpu.
+// and the scratch of a fresh SM. Internal to optimized/cpu; the threshold bin
+// and the keys are the kernels' own (optimized/common).
 #pragma once
 
 #include <array>
 #include <cstdint>
+
+#include "dsa/common/threshold.hpp"
 
 namespace dsa::optimized::detail {
 
@@ -34,21 +37,7 @@ void add_histogram(int64_t n, Digit digit, std::array<int32_t, Bins>& hist) {
   for (int b = 0; b < Bins; ++b) hist[size_t(b)] += sub[0][size_t(b)] + sub[1][size_t(b)] + sub[2][size_t(b)] + sub[3][size_t(b)];
 }
 
-// The bin holding the need-th largest entry, scanning from the top bin, and
-// how many entries lie above it. bin = -1 when the histogram holds fewer than
-// `need` entries (only a polluted or truncated state of a defect reaches it).
-struct Threshold {
-  int bin = -1;
-  int64_t above = 0;
-};
-template <int Bins>
-Threshold find_threshold(const std::array<int32_t, Bins>& hist, int bins, int64_t need) {
-  int64_t cum = 0;
-  for (int b = bins - 1; b >= 0; --b) {
-    if (cum + hist[size_t(b)] >= need) return {b, cum};
-    cum += hist[size_t(b)];
-  }
-  return {-1, cum};
-}
+using common::find_threshold;
+using common::Threshold;
 
 }  // namespace dsa::optimized::detail

@@ -4,12 +4,16 @@
 #include <algorithm>
 #include <array>
 
-#include "dsa/optimized/radix_keys.hpp"
+#include "dsa/common/radix_keys.hpp"
+#include "dsa/common/radix_plan.hpp"
 #include "radix_passes.hpp"
 
 namespace dsa::optimized {
 
 namespace {
+
+using common::coarse_bin_2048;
+using common::order_key;
 
 constexpr int kBins = 2048;
 // This kernel's never-written scratch words (radix_passes.hpp uninitialized_word).
@@ -38,7 +42,7 @@ void RadixTopkSm::select(const float* values, int64_t len, int k, int32_t* out, 
   uint16_t* bins = bins_.data();
   for (int64_t i = 0; i < len; ++i) bins[i] = uint16_t(coarse_bin_2048(values[i]));
   detail::add_histogram<kBins>(len, [bins](int64_t i) { return bins[i]; }, hist);
-  const detail::Threshold coarse = detail::find_threshold<kBins>(hist, kBins, k);
+  const detail::Threshold coarse = detail::find_threshold(hist.data(), kBins, k);
   if (hist[size_t(coarse.bin)] <= capacity) {
     candidates_.clear();
     for (int64_t i = 0; i < len; ++i) {
@@ -66,18 +70,16 @@ void RadixTopkSm::select(const float* values, int64_t len, int k, int32_t* out, 
     keys_[size_t(i)] = order_key(values[i]);
   }
   for (int step = 1; step <= 3; ++step) {
-    const int shift = step == 1 ? 21 : step == 2 ? 10 : 0;
-    const int num_bins = step == 3 ? 1024 : kBins;
-    const uint32_t mask = uint32_t(num_bins - 1);
+    const common::RadixPass pass = common::kPlan11_11_10.pass[step - 1];
     int32_t* cand = candidates_.data();
     uint32_t* keys = keys_.data();
     const int64_t n = int64_t(candidates_.size());
     hist.fill(0);
-    detail::add_histogram<kBins>(n, [keys, shift, mask](int64_t i) { return (keys[i] >> shift) & mask; }, hist);
-    const detail::Threshold cut = detail::find_threshold<kBins>(hist, num_bins, k - found_);
+    detail::add_histogram<kBins>(n, [keys, pass](int64_t i) { return pass.digit(keys[i]); }, hist);
+    const detail::Threshold cut = detail::find_threshold(hist.data(), pass.bins(), k - found_);
     int64_t kept = 0;
     for (int64_t i = 0; i < n; ++i) {
-      const int d = int((keys[i] >> shift) & mask);
+      const int d = int(pass.digit(keys[i]));
       if (d > cut.bin) output_[size_t(found_++)] = cand[i];
       cand[kept] = cand[i];
       keys[kept] = keys[i];

@@ -1,41 +1,49 @@
-// Order-preserving integer keys of the radix top-k twins.
+// Order-preserving integer keys of the radix top-k (the CPU twins and the
+// GPU kernels).
 //
-// The GPU kernels select by histograms of integer images of the values: a
+// A radix select works on histograms of integer images of the values: a
 // larger image means a larger value. These keys follow the SPEC 6 order
 // (dsa::topk_order_key): -inf lowest, -0 == +0, every NaN equal and above
 // +inf. vLLM's own image (`convert_to_uint32`) ranks -0 below +0 and a
-// negative-signed NaN below -inf; the twins use the SPEC order so that their
-// selections are judged by the oracle's rule, and keep the GPU's structure
-// (which bits each pass histograms, how the cut is found, how ties arrive).
+// negative-signed NaN below -inf; our kernels and the twins use the SPEC
+// order so that a NaN-dominated row is an ordinary row of equal keys.
 //
-// They are inline because every pass of a top-k evaluates them once per column.
+// No value maps below order_key(-inf) = 0x007fffff, so the kernels use key 0
+// for "no entry" (a column past the row, an empty slot).
+//
+// Branch-free (selects only) so that loops over a row vectorize on the host.
 #pragma once
 
-#include <bit>
 #include <cstdint>
 
-namespace dsa::optimized {
+#include "dsa/common/hd.hpp"
+
+namespace dsa::common {
 
 // Same value as dsa::topk_order_key (tests hold the two equal).
-inline uint32_t order_key(float v) {
-  const uint32_t bits = std::bit_cast<uint32_t>(v);
+DSA_HD inline uint32_t order_key(float v) {
+  const uint32_t bits = float_bits(v);
   const uint32_t b = bits == 0x80000000u ? 0u : bits;
   const uint32_t key = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
   return (bits & 0x7fffffffu) > 0x7f800000u ? 0xffffffffu : key;
 }
 
+// The key of "no entry": below every value's key.
+inline constexpr uint32_t kNoEntryKey = 0;
+inline constexpr uint32_t kMinusInfKey = 0x007fffffu;
+inline constexpr uint32_t kPlusInfKey = 0xff800000u;
+
 // fp32 -> fp16 bits with round-to-nearest-even and overflow to infinity, as
 // CUDA's __float2half. NaN is not handled here (callers test it first).
-// Branch-free (selects only) so that loops over a row vectorize.
-inline uint16_t float_to_half_bits(float v) {
-  const uint32_t x = std::bit_cast<uint32_t>(v);
+DSA_HD inline uint16_t float_to_half_bits(float v) {
+  const uint32_t x = float_bits(v);
   const uint32_t sign = (x >> 16) & 0x8000u;
   const uint32_t ax = x & 0x7fffffffu;
   // Normal fp16: rebias the exponent, round the 13 dropped bits to even.
   const uint32_t normal = (ax - 0x38000000u + 0x0fffu + ((ax >> 13) & 1u)) >> 13;
   // Subnormal or zero: adding 0.5f aligns the fp16 quantum 2^-24 with the
   // last bit of the sum, so the FPU's own rounding is round-to-nearest-even.
-  const uint32_t subnormal = std::bit_cast<uint32_t>(std::bit_cast<float>(ax) + 0.5f) - 0x3f000000u;
+  const uint32_t subnormal = float_bits(bits_float(ax) + 0.5f) - 0x3f000000u;
   const uint32_t h = ax >= 0x477ff000u   ? 0x7c00u  // |v| >= 65520 (the midpoint above 65504), inf
                      : ax >= 0x38800000u ? normal
                                          : subnormal;
@@ -44,8 +52,8 @@ inline uint16_t float_to_half_bits(float v) {
 
 // The fp16 analogue of order_key: monotone in the SPEC order (a ranking at or
 // below b gives a key at or below b's), NaN highest, both zeros equal.
-inline uint16_t half_order_key(float v) {
-  const uint32_t bits = std::bit_cast<uint32_t>(v);
+DSA_HD inline uint16_t half_order_key(float v) {
+  const uint32_t bits = float_bits(v);
   const uint32_t h = float_to_half_bits(v);
   const uint32_t magnitude = h & 0x7fffu;
   const uint32_t key = (h & 0x8000u) && magnitude ? (~h & 0xffffu) : (magnitude | 0x8000u);
@@ -54,8 +62,8 @@ inline uint16_t half_order_key(float v) {
 
 // vLLM top_k_per_row's step 0: 2048 bins, the top 11 bits of the fp16 key
 // (sign, exponent and 5 mantissa bits of the value rounded to fp16).
-inline uint32_t coarse_bin_2048(float v) { return uint32_t(half_order_key(v)) >> 5; }
+DSA_HD inline uint32_t coarse_bin_2048(float v) { return uint32_t(half_order_key(v)) >> 5; }
 // persistent_topk's filtered pass: 256 bins, the top 8 bits of the fp16 key.
-inline uint32_t coarse_bin_256(float v) { return uint32_t(half_order_key(v)) >> 8; }
+DSA_HD inline uint32_t coarse_bin_256(float v) { return uint32_t(half_order_key(v)) >> 8; }
 
-}  // namespace dsa::optimized
+}  // namespace dsa::common

@@ -1,0 +1,49 @@
+// Host+device building blocks: code in optimized/common compiles as plain C++
+// (the CPU twins, the tests) and as CUDA or HIP device code (the kernels), so
+// a twin and a kernel share one copy of each algorithm.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define DSA_HD __host__ __device__
+#define DSA_DEVICE __device__
+#else
+#define DSA_HD
+#define DSA_DEVICE
+#endif
+
+// True while compiling device code (either vendor's device pass).
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#define DSA_DEVICE_PASS 1
+#else
+#define DSA_DEVICE_PASS 0
+#endif
+
+#if !DSA_DEVICE_PASS
+#include <bit>
+#endif
+
+namespace dsa::common {
+
+DSA_HD inline uint32_t float_bits(float v) {
+#if DSA_DEVICE_PASS
+  return __float_as_uint(v);
+#else
+  return std::bit_cast<uint32_t>(v);
+#endif
+}
+
+DSA_HD inline float bits_float(uint32_t b) {
+#if DSA_DEVICE_PASS
+  return __uint_as_float(b);
+#else
+  return std::bit_cast<float>(b);
+#endif
+}
+
+DSA_HD constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+DSA_HD constexpr int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+DSA_HD constexpr int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+}  // namespace dsa::common
