@@ -20,6 +20,7 @@ struct MmaCheckOptions {
   std::vector<std::string> files;
   bool json = false;
   bool nan_bits = false;
+  bool allow_empty = false;
   int max_mismatches = 10;
 };
 
@@ -41,6 +42,9 @@ void print_text(const mma::DumpCheck& r) {
     fmt::print("  zero-operand convention: {} outputs, reported apart (MMA-Sim's exponent -126 for zero operands)\n",
                r.zero_convention);
   fmt::print("  total: matched {} of {}\n", r.total.matched, r.total.total);
+  if (r.checked_nothing())
+    fmt::print("  checked nothing: {}\n",
+               r.records == 0 ? "the file holds no records" : "every output was reported apart");
   for (const auto& m : r.mismatches)
     fmt::print("  mismatch: record {} (mode {}) [{}][{}] {}: dump {:08x}, model {:08x}\n", m.record, m.mode, m.m, m.n,
                m.output, m.expected_bits, m.got_bits);
@@ -55,6 +59,7 @@ nlohmann::json to_json(const mma::DumpCheck& r) {
                    {"header", r.has_header},
                    {"total", tally(r.total)},
                    {"zero_operand_convention_outputs", r.zero_convention},
+                   {"checked_nothing", r.checked_nothing()},
                    {"passed", r.passed()}};
   for (const auto& [mode, t] : r.by_mode) j["modes"][std::to_string(mode)] = tally(t);
   for (const auto& [name, t] : r.by_output) j["outputs"][name] = tally(t);
@@ -85,19 +90,23 @@ int mma_check(const MmaCheckOptions& o) {
     options.nan_bits_exact = o.nan_bits;
     results.push_back(mma::check_dump(file, model, format, options));
   }
+  // A file that checked nothing is no pass, unless --allow-empty says that empty is expected.
   mma::OutputTally all;
   int64_t apart = 0;
   bool passed = true;
+  std::vector<std::string> empty;
   for (const auto& r : results) {
     all.matched += r.total.matched;
     all.total += r.total.total;
     apart += r.zero_convention;
-    passed = passed && r.passed();
+    if (r.checked_nothing()) empty.push_back(r.file);
+    passed = passed && (r.checked_nothing() ? o.allow_empty : r.passed());
   }
   if (o.json) {
     nlohmann::json j{{"files", nlohmann::json::array()},
                      {"total", {{"matched", all.matched}, {"outputs", all.total}}},
                      {"zero_operand_convention_outputs", apart},
+                     {"files_that_checked_nothing", empty},
                      {"passed", passed}};
     for (const auto& r : results) j["files"].push_back(to_json(r));
     fmt::print("{}\n", j.dump(2));
@@ -107,6 +116,9 @@ int mma_check(const MmaCheckOptions& o) {
       if (apart > 0) fmt::print("all files: zero-operand convention: {} outputs, reported apart\n", apart);
       fmt::print("all files: matched {} of {}\n", all.matched, all.total);
     }
+    if (!empty.empty() && !o.allow_empty)
+      fmt::print("FAILED: {} of {} file(s) checked nothing (no output was judged); --allow-empty accepts that\n",
+                 empty.size(), results.size());
   }
   return passed ? kExitOk : kExitCheckFailed;
 }
@@ -122,6 +134,8 @@ const Registrar registrar("mma-check", 40, [](CLI::App& app) {
       ->check(CLI::IsMember({"single", "chain"}));
   sub->add_option("--max-mismatches", o->max_mismatches, "Mismatches listed per file")->check(CLI::Range(0, 100000));
   sub->add_flag("--nan-bits", o->nan_bits, "A NaN must have the dump's bits (default: NaN matches any NaN)");
+  sub->add_flag("--allow-empty", o->allow_empty,
+                "A file with no records (nothing checked) passes; by default it fails the run (exit 1)");
   sub->add_flag("--json", o->json, "Print the results as JSON");
   sub->add_option("files", o->files, "Dump files")->required()->check(CLI::ExistingFile);
   return [o] { return mma_check(*o); };

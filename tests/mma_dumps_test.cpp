@@ -199,6 +199,78 @@ TEST(MmaDumps, HeaderNamesModelShapeAndCount) {
   fs::remove(bad);
 }
 
+// Our header for `count` records of the given model, format and shape.
+std::vector<uint8_t> header_bytes(const char* model, uint32_t format, uint32_t m, uint32_t n, uint32_t k,
+                                  uint64_t count) {
+  DumpHeader h{};
+  std::memcpy(h.magic, DumpHeader::kMagic, 8);
+  h.header_bytes = sizeof(DumpHeader);
+  h.format = format;
+  std::strncpy(h.model, model, sizeof h.model);
+  h.m = m, h.n = n, h.k = k, h.count = count;
+  std::vector<uint8_t> bytes(sizeof h);
+  std::memcpy(bytes.data(), &h, sizeof h);
+  return bytes;
+}
+
+TEST(MmaDumps, AHeaderCountWhoseSizeWrapsIsRefused) {
+  // Headered wgmma single records are 6408 = 8 x 801 bytes: a count of 3 + 2^61
+  // makes count x 6408 wrap around 2^64 to exactly the 3 records present. Read
+  // as 3 + 2^61 records, the check would run far past the buffer.
+  constexpr uint64_t kRecord = 6408;
+  auto bytes = header_bytes("sm90_wgmma_e4m3", 0, 64, 8, 32, 3 + (uint64_t(1) << 61));
+  ASSERT_EQ(3 * kRecord, uint64_t((3 + (uint64_t(1) << 61)) * kRecord));  // the wrap this test is about
+  bytes.resize(bytes.size() + 3 * kRecord, 0);
+  const fs::path p = write_temp("wrapping_count.bin", bytes);
+  try {
+    check_dump(p.string(), std::nullopt, std::nullopt);
+    ADD_FAILURE() << "a wrapping count was accepted";
+  } catch (const InvalidInput& e) {
+    EXPECT_NE(std::string(e.what()).find("count"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("overflows"), std::string::npos) << e.what();
+  }
+  // The same three records with their true count pass.
+  auto good = header_bytes("sm90_wgmma_e4m3", 0, 64, 8, 32, 3);
+  good.insert(good.end(), bytes.begin() + sizeof(DumpHeader), bytes.end());
+  const fs::path q = write_temp("true_count.bin", good);
+  EXPECT_TRUE(check_dump(q.string(), std::nullopt, std::nullopt).passed());
+  fs::remove(p);
+  fs::remove(q);
+}
+
+int run_cli_output(const std::string& args, std::string& output) {
+  const fs::path log = fs::temp_directory_path() / ("dsa_mma_cli_" + std::to_string(::getpid()) + ".txt");
+  const std::string command =
+      std::string("'") + DSA_CLI_PATH + "' mma-check " + args + " >'" + log.string() + "' 2>&1";
+  const int status = std::system(command.c_str());
+  std::ifstream in(log);
+  output.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  fs::remove(log);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(MmaDumps, ZeroRecordsCheckNothingAndDoNotPass) {
+  // A header that says 0 records, and an empty headerless file.
+  const fs::path headered = write_temp("zero_records.bin", header_bytes("sm90_wgmma_e4m3", 0, 64, 8, 32, 0));
+  const fs::path headerless = write_temp("empty.bin", {});
+  const DumpCheck a = check_dump(headered.string(), std::nullopt, std::nullopt);
+  const DumpCheck b = check_dump(headerless.string(), Model::sm90_mma_sync_e4m3, DumpFormat::single);
+  for (const DumpCheck* r : {&a, &b}) {
+    EXPECT_EQ(0, r->records);
+    EXPECT_TRUE(r->checked_nothing());
+    EXPECT_FALSE(r->passed());
+  }
+  std::string out;
+  EXPECT_EQ(1, run_cli_output("'" + headered.string() + "'", out));
+  EXPECT_NE(out.find("checked nothing"), std::string::npos) << out;
+  EXPECT_EQ(1, run_cli_output("--json --model sm90_mma_sync_e4m3 '" + headerless.string() + "'", out));
+  EXPECT_NE(out.find("\"files_that_checked_nothing\""), std::string::npos) << out;
+  EXPECT_EQ(0, run_cli_output("--allow-empty '" + headered.string() + "'", out)) << out;
+  EXPECT_EQ(0, run_cli_output("--allow-empty --model sm90_mma_sync_e4m3 '" + headerless.string() + "'", out)) << out;
+  fs::remove(headered);
+  fs::remove(headerless);
+}
+
 int run_cli(const std::string& args) {
   const std::string command = std::string("'") + DSA_CLI_PATH + "' mma-check " + args + " >/dev/null 2>&1";
   const int status = std::system(command.c_str());

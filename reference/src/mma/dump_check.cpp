@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "dsa/checked.hpp"
 #include "dsa/error.hpp"
 #include "lanes.hpp"
 
@@ -109,9 +110,13 @@ DumpFormat parse_dump_format(std::string_view name) {
 }
 
 int64_t DumpLayout::record_bytes(Model model, DumpFormat format) const {
-  const int64_t codes = int64_t(m + n) * k;
-  const int64_t floats = int64_t(fp32_arrays(model, format, *this)) * m * n * 4;
-  return codes + floats + (has_mode ? 4 : 0) + (has_scale_d ? 4 : 0) + trailing_bytes;
+  // m, n and k may come from a file's header: no size computed from them may wrap.
+  const int64_t codes = checked_mul<int64_t>(checked_add<int64_t>(m, n, "m + n"), k, "record bytes");
+  const int64_t cells = checked_mul<int64_t>(m, n, "m x n");
+  const int64_t floats = checked_mul<int64_t>(checked_mul<int64_t>(fp32_arrays(model, format, *this), cells, "record bytes"), 4,
+                                              "record bytes");
+  return checked_add<int64_t>(checked_add<int64_t>(codes, floats, "record bytes"),
+                              (has_mode ? 4 : 0) + (has_scale_d ? 4 : 0) + trailing_bytes, "record bytes");
 }
 
 DumpLayout headerless_layout(Model model, DumpFormat format) {
@@ -196,7 +201,14 @@ DumpCheck check_dump(const std::string& path, std::optional<Model> model_arg, st
     r.layout.trailing_bytes = r.format == DumpFormat::chain ? 4 : 0;
     begin = h.header_bytes;
     const uint64_t rb = uint64_t(r.layout.record_bytes(r.model, r.format));
-    if ((bytes.size() - begin) != h.count * rb)
+    // A count so large that count x record bytes wraps must not pass as the file's size.
+    uint64_t want = 0;
+    try {
+      want = checked_mul<uint64_t>(h.count, rb, "count");
+    } catch (const InvalidInput& e) {
+      throw InvalidInput("file", "'" + path + "': header " + e.what());
+    }
+    if (bytes.size() - begin != want)
       throw InvalidInput("file", "'" + path + "': " + std::to_string(bytes.size() - begin) +
                                      " bytes of records, but the header says " + std::to_string(h.count) +
                                      " records of " + std::to_string(rb));
@@ -207,7 +219,7 @@ DumpCheck check_dump(const std::string& path, std::optional<Model> model_arg, st
     r.format = format_arg.value_or(DumpFormat::single);
     r.layout = headerless_layout(r.model, r.format);
     const int64_t rb = r.layout.record_bytes(r.model, r.format);
-    if (bytes.empty() || bytes.size() % uint64_t(rb) != 0)
+    if (bytes.size() % uint64_t(rb) != 0)
       throw InvalidInput("file", "'" + path + "' has " + std::to_string(bytes.size()) +
                                      " bytes, not a whole number of " + std::string(to_string(r.model)) + " " +
                                      std::string(to_string(r.format)) + " records of " + std::to_string(rb) + " bytes");

@@ -93,7 +93,9 @@ struct DumpCheck {
   // MMA-Sim's value: reported apart, not counted in total.
   int64_t zero_convention = 0;
   std::vector<DumpMismatch> mismatches;  // the first max_mismatches
-  bool passed() const { return total.matched == total.total; }
+  // No output was judged (no record, or every output reported apart): not a pass.
+  bool checked_nothing() const { return total.total == 0; }
+  bool passed() const { return !checked_nothing() && total.matched == total.total; }
 };
 
 // The model a dump's header names; nullopt for a headerless file. Throws
@@ -104,7 +106,9 @@ std::optional<Model> dump_header_model(const std::string& path);
 // model (the format defaults to single); a file with a header names both, and
 // a model or format given here must agree with it. options = nullopt takes
 // default_check_options(model). Throws InvalidInput for an unreadable file, a
-// size that is not a whole number of records, a bad header, or Model::exact.
+// size that is not a whole number of records, a bad header (a record count
+// whose size overflows included), or Model::exact. An empty headerless file,
+// or a header with count 0, is read as zero records (checked_nothing()).
 DumpCheck check_dump(const std::string& path, std::optional<Model> model, std::optional<DumpFormat> format,
                      std::optional<DumpCheckOptions> options = std::nullopt);
 
