@@ -77,10 +77,9 @@ TEST(CheckCase, CandidateBlocksTiedTheOtherWayPass) {
   const GoldenCase c = preset_case("edge", "exact", 4);  // candidate_rows: constant rows tie every block
   GoldenOutputs out = c.expected;
   const auto ends = c.candidate_ends();
-  std::vector<oracle::RowWindow> windows;
-  for (int64_t e : ends) windows.push_back({0, e});
+  const RowBounds bounds = oracle::decode_bounds(ends);
   const int64_t num_blocks = c.logits_width() / c.settings.candidate_block_size;
-  const Logits scores = oracle::candidate_block_scores(*c.given_logits, c.settings.candidate_block_size, windows, num_blocks);
+  const Logits scores = oracle::candidate_block_scores(*c.given_logits, c.settings.candidate_block_size, bounds, num_blocks);
   for (int64_t r = 0; r < c.rows(); ++r) {
     std::vector<std::pair<int64_t, float>> live;
     for (int64_t b = 0; b < num_blocks; ++b)

@@ -19,7 +19,7 @@ oracle::SelectionVerdict selection_verdict(IndexerOps& ops, const Logits& logits
   CandidateBlocks out{logits.rows, slots, block_size, std::vector<int32_t>(size_t(logits.rows) * size_t(slots))};
   oracle::fill_poison(std::span<int32_t>(out.blocks));
   ops.candidate_select(logits, bounds, out);
-  const Logits scores = oracle::candidate_block_scores(logits, block_size, twins_testing::windows_of(bounds));
+  const Logits scores = oracle::candidate_block_scores(logits, block_size, bounds);
   return oracle::check_candidate_blocks(oracle::IndexMatrix{out.blocks, out.rows, out.slots}, scores);
 }
 

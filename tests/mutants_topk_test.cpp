@@ -31,7 +31,7 @@ Row one_row(std::vector<float> values) {
 
 oracle::SelectionVerdict topk_verdict(IndexerOps& ops, const Row& row, int k) {
   const TopkIndices t = twins_testing::run_topk(ops, row.logits, row.bounds, k);
-  return oracle::check_topk(oracle::view(t), row.logits, twins_testing::windows_of(row.bounds));
+  return oracle::check_topk(oracle::view(t), row.logits, row.bounds);
 }
 
 // Two values far above a cluster of `cluster` distinct values in one fp16
@@ -116,7 +116,7 @@ TEST(MutantTopk, PaddedRowsGarbageReachesTheIndexBuffer) {
   const RowBounds bounds = topk_row_bounds(p);
   const TopkIndices step_topk = twins_testing::run_topk(*m, logits, bounds, 8);
   // padded_equals_unpadded: the padded row must choose nothing...
-  const auto padded_row = oracle::check_topk(oracle::view(step_topk), logits, twins_testing::windows_of(bounds));
+  const auto padded_row = oracle::check_topk(oracle::view(step_topk), logits, bounds);
   EXPECT_FALSE(padded_row.passed);
   EXPECT_GT(padded_row.wrong_tail + padded_row.out_of_range, 0);
   // ...while the real rows are right, and an unpadded step is right throughout.
@@ -166,7 +166,7 @@ TEST(MutantTopk, PersistentRingMisalignedAfterAShortRow) {
   for (int64_t c = 0; c < 10; ++c) l.row(1)[c] = float(c);
   const RowBounds b{{0, 0, 0}, {width, 10, width}};
   const TopkIndices t = twins_testing::run_topk(*m, l, b, 5);
-  const auto verdict = oracle::check_topk(oracle::view(t), l, twins_testing::windows_of(b));
+  const auto verdict = oracle::check_topk(oracle::view(t), l, b);
   EXPECT_FALSE(verdict.passed);
   ASSERT_EQ(verdict.failed_rows.size(), 1u);
   EXPECT_EQ(verdict.failed_rows[0].row, 2);

@@ -16,10 +16,13 @@ using testing::kNaN;
 using testing::make_indices;
 using testing::make_logits;
 
-std::vector<float> row_scores(const std::vector<float>& values, RowWindow w, int64_t S, int64_t num_blocks = -1) {
+// Block scores of one row read over [start, end).
+struct Range {
+  int64_t start = 0, end = 0;
+};
+std::vector<float> row_scores(const std::vector<float>& values, Range w, int64_t S, int64_t num_blocks = -1) {
   const Logits l = make_logits(1, int64_t(values.size()), values);
-  const std::vector<RowWindow> windows{w};
-  return candidate_block_scores(l, S, windows, num_blocks).values;
+  return candidate_block_scores(l, S, RowBounds{{w.start}, {w.end}}, num_blocks).values;
 }
 
 TEST(OracleBlockScores, MaxNanNewestPastAndEmpty) {
@@ -112,16 +115,13 @@ TEST(OracleCandidateBlocks, ReferenceSelectionAndOtherTieBreaksPass) {
   const int32_t S = 8, C = 6;
   Logits l = make_logits(rows, width, {});
   RowBounds bounds;
-  std::vector<RowWindow> windows;
   for (int64_t r = 0; r < rows; ++r) {
     testing::fill_tied_row(l.row(r), width, rng);
-    const int64_t end = rng.uniform_int(0, width);
     bounds.start.push_back(0);
-    bounds.end.push_back(end);
-    windows.push_back({0, end});
+    bounds.end.push_back(rng.uniform_int(0, width));
   }
   const int64_t num_blocks = (width + S - 1) / S;
-  const Logits scores = candidate_block_scores(l, S, windows, num_blocks);
+  const Logits scores = candidate_block_scores(l, S, bounds, num_blocks);
   const CandidateBlocks ref = select_candidate_blocks(l, bounds, S, C);
   const IndexMatrix ref_view{ref.blocks, ref.rows, ref.slots};
   const auto ref_verdict = check_candidate_blocks(ref_view, scores);

@@ -184,11 +184,11 @@ TEST(OracleLogits, PrefillWindowsCompareOnlyKsToKe) {
   const Logits e = make_logits(2, 5, {9, 1, 2, 9, 9, 9, 9, 9, 3, 4});
   const Logits a = make_logits(2, 5, {0, 1, 2, 0, 0, 0, 0, 0, 3, 4});
   const std::vector<int32_t> ks{1, 3}, ke{3, 5};
-  const auto windows = prefill_windows(ks, ke);
-  EXPECT_TRUE(check_logits(a, e, std::span<const RowWindow>(windows)).passed);
+  const RowBounds bounds = prefill_bounds(ks, ke);
+  EXPECT_TRUE(check_logits(a, e, bounds).passed);
   LogitsCheckOptions o;
   o.clean = true;  // everything outside [ks, ke) must be -inf
-  EXPECT_EQ(check_logits(a, e, std::span<const RowWindow>(windows), o).mismatches, 6);
+  EXPECT_EQ(check_logits(a, e, bounds, o).mismatches, 6);
 }
 
 TEST(OracleLogits, ListsAreCappedButCountsAreComplete) {

@@ -45,19 +45,19 @@ TEST(OraclePoison, SurvivorsAreReportedWithTheirPositions) {
   Logits out = make_logits(3, 5, {});
   fill_poison(out.values);
   // The "kernel" writes rows 0 and 2 over their windows, row 1 leaves column 2.
-  const std::vector<RowWindow> windows{{0, 3}, {0, 4}, {1, 5}};
+  const RowBounds bounds{{0, 0, 1}, {3, 4, 5}};
   for (int64_t r = 0; r < 3; ++r)
-    for (int64_t c = windows[size_t(r)].begin; c < windows[size_t(r)].end; ++c)
+    for (int64_t c = bounds.start[size_t(r)]; c < bounds.end[size_t(r)]; ++c)
       if (!(r == 1 && c == 2)) out.row(r)[c] = float(c);
-  const auto v = check_written(out, windows);
+  const auto v = check_written(out, bounds);
   EXPECT_FALSE(v.passed);
   EXPECT_EQ(v.entries_checked, 3 + 4 + 4);
   EXPECT_EQ(v.survivors, 1);
   ASSERT_EQ(v.first_survivors.size(), 1u);
   EXPECT_EQ(v.first_survivors[0].row, 1);
   EXPECT_EQ(v.first_survivors[0].col, 2);
-  // Past the windows kernels may leave the buffer as it was; the whole buffer is another matter.
-  EXPECT_EQ(check_written(out, {}).survivors, 1 + 2 + 1 + 1);
+  // Past the rows kernels may leave the buffer as it was; the whole buffer is another matter.
+  EXPECT_EQ(check_written(out, "logits").survivors, 1 + 2 + 1 + 1);
 
   TopkIndices t = make_indices(2, 4, {});
   fill_poison(t.indices);

@@ -177,11 +177,11 @@ TEST(OracleTopk, ToleranceAcceptsNearTiesOnly) {
 TEST(OracleTopk, PrefillIndicesCountFromKs) {
   const Logits l = make_logits(2, 6, {9, 9, 1, 2, 3, 9, /*row 1*/ 0, 0, 0, 0, 7, 8});
   const std::vector<int32_t> ks{2, 4}, ke{5, 6};
-  const auto windows = prefill_windows(ks, ke);
+  const RowBounds bounds = prefill_bounds(ks, ke);
   const TopkIndices good = make_indices(2, 2, {2, 1, 1, 0});  // values 3, 2 and 8, 7
-  EXPECT_TRUE(check_topk(view(good), l, std::span<const RowWindow>(windows)).passed);
+  EXPECT_TRUE(check_topk(view(good), l, bounds).passed);
   const TopkIndices absolute = make_indices(2, 2, {4, 3, 5, 4});  // positions, not relative
-  const auto v = check_topk(view(absolute), l, std::span<const RowWindow>(windows));
+  const auto v = check_topk(view(absolute), l, bounds);
   EXPECT_EQ(v.rows_failed, 2);
   EXPECT_EQ(v.out_of_range, 4);
 }

@@ -116,16 +116,9 @@ inline TopkIndices run_topk(IndexerOps& ops, const Logits& logits, const RowBoun
   return out;
 }
 
-inline std::vector<oracle::RowWindow> windows_of(const RowBounds& b) {
-  std::vector<oracle::RowWindow> w;
-  for (int64_t r = 0; r < b.rows(); ++r) w.push_back({b.start[size_t(r)], b.end[size_t(r)]});
-  return w;
-}
-
 // Passes when the indices obey the top-k rule on `logits` and every slot was written.
 inline ::testing::AssertionResult topk_correct(const TopkIndices& t, const Logits& logits, const RowBounds& bounds) {
-  const auto windows = windows_of(bounds);
-  const auto selection = oracle::check_topk(oracle::view(t), logits, windows);
+  const auto selection = oracle::check_topk(oracle::view(t), logits, bounds);
   const auto written = oracle::check_written(oracle::view(t), "topk_indices");
   if (selection.passed && written.passed) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << oracle::format_table(selection) << oracle::format_table(written);

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "dsa/fuzz/mutants.hpp"
+#include "dsa/oracle/candidate_views.hpp"
 #include "dsa/oracle/determinism_check.hpp"
 #include "dsa/oracle/logits_check.hpp"
 #include "dsa/oracle/report.hpp"
@@ -115,7 +116,7 @@ Outcome check_determinism(IndexerOps& impl, const FuzzCase& fc) {
     CandidateBlocks x = poisoned_blocks(logits.rows, c->slots, c->block_size), y = x;
     bool ok = supported([&] { impl.candidate_select(logits, cb, x); }) &&
               supported([&] { impl.candidate_select(logits, cb, y); });
-    v.add(ok, ok ? determinism_failure("candidate_select", oracle::check_determinism(view_blocks(x), view_blocks(y)))
+    v.add(ok, ok ? determinism_failure("candidate_select", oracle::check_determinism(oracle::view(x), oracle::view(y)))
                  : "");
     const CandidateBlocks cand = make_candidates(*c, logits);
     TopkIndices s = poisoned_topk(logits.rows, c->k), t = s;
@@ -157,7 +158,7 @@ Outcome check_every_entry_written(IndexerOps& impl, const FuzzCase& fc) {
     const Logits logits = make_logits(*c);
     CandidateBlocks blocks = poisoned_blocks(logits.rows, c->slots, c->block_size);
     bool ok = supported([&] { impl.candidate_select(logits, candidate_bounds(*c), blocks); });
-    v.add(ok, ok ? written(oracle::check_written(view_blocks(blocks), "candidate_blocks")) : "");
+    v.add(ok, ok ? written(oracle::check_written(oracle::view(blocks), "candidate_blocks")) : "");
     const CandidateBlocks cand = make_candidates(*c, logits);
     TopkIndices out = poisoned_topk(logits.rows, c->k);
     ok = supported([&] { impl.candidate_topk(logits, topk_bounds(*c), cand, out); });
@@ -168,19 +169,12 @@ Outcome check_every_entry_written(IndexerOps& impl, const FuzzCase& fc) {
     const std::vector<int64_t> lens = visible_lens(p);
     Logits out = poisoned_logits(p.rows(), p.logits_width);
     bool ok = supported([&] { impl.decode_logits(p, profile, out); });
-    v.add(ok, ok ? written(oracle::check_written(out, oracle::decode_windows(lens), "logits")) : "");
+    v.add(ok, ok ? written(oracle::check_written(out, oracle::decode_bounds(lens), "logits")) : "");
     const CandidateBlocks cand = make_candidates(*c, p);
     Logits compact = poisoned_logits(p.rows(), int64_t(cand.slots) * cand.block_size);
     ok = supported([&] { impl.compact_candidate_logits(p, profile, cand, compact); });
-    if (ok) {
-      // Only live slots at positions below L_r must be written (SPEC 7).
-      for (int64_t r = 0; r < compact.rows; ++r)
-        for (int64_t col = 0; col < compact.width; ++col) {
-          const int64_t pos = compact_column_position(cand, r, col);
-          if (pos < 0 || pos >= lens[size_t(r)]) compact.row(r)[col] = 0.0f;
-        }
-      v.add(true, written(oracle::check_written(compact, {}, "compact_logits")));
-    }
+    // Only live slots at positions below L_r must be written (SPEC 7).
+    if (ok) v.add(true, written(oracle::check_written(oracle::compact_written_view(compact, cand, lens), "compact_logits")));
   } else {
     throw InvalidInput("replay", "every_entry_written takes topk, candidate or decode cases");
   }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "case_random.hpp"
+#include "dsa/oracle/candidate_views.hpp"
 #include "dsa/oracle/logits_check.hpp"
 #include "dsa/oracle/report.hpp"
 #include "dsa/padding.hpp"
@@ -96,7 +97,7 @@ Outcome check_prefill_logits_agree(IndexerOps& impl, const PrefillCase& c) {
   Logits out = poisoned_logits(p.rows, p.num_k);
   if (!supported([&] { impl.prefill_logits(p, profile, out); })) return unsupported("prefill_logits");
   const Logits expected = prefill_logits(p, profile).logits;
-  const oracle::LogitsVerdict v = oracle::check_logits(out, expected, oracle::prefill_windows(p.ks, p.ke), bitwise());
+  const oracle::LogitsVerdict v = oracle::check_logits(out, expected, oracle::prefill_bounds(p.ks, p.ke), bitwise());
   return v.passed ? passed() : failed(oracle::format_table(v));
 }
 
@@ -140,7 +141,7 @@ Outcome check_compact_equals_dense(IndexerOps& impl, const DecodeCase& c) {
   }
   const std::vector<int64_t> lens = visible_lens(p);
   const std::string diff =
-      compare_compact(compact, compact_from_dense(full, cand, lens), cand, lens, "compact candidate logits versus " + source);
+      compare_compact(compact, oracle::compact_from_dense(full, oracle::decode_bounds(lens), cand), cand, lens, "compact candidate logits versus " + source);
   return diff.empty() ? passed() : failed(diff);
 }
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "dsa/oracle/candidate_views.hpp"
 #include "dsa/oracle/logits_check.hpp"
 #include "dsa/oracle/report.hpp"
 
@@ -80,14 +81,6 @@ Logits poisoned_logits(int64_t rows, int64_t width) {
   return l;
 }
 
-std::vector<oracle::RowWindow> windows_of(const RowBounds& bounds) {
-  std::vector<oracle::RowWindow> w;
-  for (int64_t r = 0; r < bounds.rows(); ++r) w.push_back({bounds.start[size_t(r)], bounds.end[size_t(r)]});
-  return w;
-}
-
-oracle::IndexMatrix view_blocks(const CandidateBlocks& b) { return {b.blocks, b.rows, b.slots}; }
-
 std::string compare_selections(const TopkIndices& a, const std::string& a_name, const TopkIndices& b,
                                const std::string& b_name, const Logits& values, const RowBounds& windows,
                                bool above_neg_inf_only) {
@@ -119,32 +112,13 @@ std::string compare_selections(const TopkIndices& a, const std::string& a_name, 
   return {};
 }
 
-Logits compact_from_dense(const Logits& dense, const CandidateBlocks& candidates, const std::vector<int64_t>& lens) {
-  Logits out;
-  out.rows = candidates.rows;
-  out.width = int64_t(candidates.slots) * candidates.block_size;
-  out.values.assign(size_t(out.rows) * size_t(out.width), kNegInf);
-  for (int64_t r = 0; r < out.rows; ++r)
-    for (int64_t col = 0; col < out.width; ++col) {
-      const int64_t pos = compact_column_position(candidates, r, col);
-      if (pos >= 0 && pos < lens[size_t(r)] && pos < dense.width) out.row(r)[col] = dense.at(r, pos);
-    }
-  return out;
-}
-
 std::string compare_compact(const Logits& actual, const Logits& expected, const CandidateBlocks& candidates,
                             const std::vector<int64_t>& lens, const std::string& what) {
-  // Entries that are not defined are set equal on both sides; the rest is the logits rule.
-  Logits a = actual, e = expected;
-  for (int64_t r = 0; r < a.rows; ++r)
-    for (int64_t col = 0; col < a.width; ++col) {
-      const int64_t pos = compact_column_position(candidates, r, col);
-      if (pos < 0 || pos >= lens[size_t(r)]) a.row(r)[col] = e.row(r)[col] = 0.0f;
-    }
-  std::vector<int64_t> full(size_t(a.rows), a.width);
+  const oracle::CompactViews views = oracle::compact_views(actual, expected, candidates, lens);
   oracle::LogitsCheckOptions options;
   options.poison_bits = oracle::kPoisonF32Bits;
-  const oracle::LogitsVerdict v = oracle::check_logits(a, e, full, options);
+  const oracle::LogitsVerdict v =
+      oracle::check_logits(views.actual, views.expected, oracle::full_bounds(actual.rows, actual.width), options);
   if (v.passed) return {};
   return what + " (columns are compact columns: slot * S + offset)\n" + oracle::format_table(v);
 }

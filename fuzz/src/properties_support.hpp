@@ -32,8 +32,6 @@ TopkIndices poisoned_topk(int64_t rows, int32_t k);
 CandidateBlocks poisoned_blocks(int64_t rows, int32_t slots, int32_t block_size);
 Logits poisoned_logits(int64_t rows, int64_t width);
 
-std::vector<oracle::RowWindow> windows_of(const RowBounds& bounds);
-oracle::IndexMatrix view_blocks(const CandidateBlocks& b);
 
 // Two selections of the same rows compared by the values they chose (a
 // multiset per row, so ties may go either way), after checking that each
@@ -44,12 +42,9 @@ std::string compare_selections(const TopkIndices& a, const std::string& a_name, 
                                const std::string& b_name, const Logits& values, const RowBounds& windows,
                                bool above_neg_inf_only = false);
 
-// Compact candidate logits compared with `expected` only where they are
-// defined (a live slot at a position below L_r; SPEC 7). Empty when equal.
+// Compact candidate logits compared with `expected` by the logits rule where
+// they are defined (oracle/candidate_views.hpp). Empty when equal.
 std::string compare_compact(const Logits& actual, const Logits& expected, const CandidateBlocks& candidates,
                             const std::vector<int64_t>& lens, const std::string& what);
-
-// The dense logits at the candidate positions, as compact rows (-inf elsewhere).
-Logits compact_from_dense(const Logits& dense, const CandidateBlocks& candidates, const std::vector<int64_t>& lens);
 
 }  // namespace dsa::fuzz::detail

@@ -26,19 +26,14 @@ bool within_tolerance(float a, float e, const LogitsTolerance& t) {
 
 }  // namespace
 
-LogitsVerdict check_logits(const Logits& actual, const Logits& expected, std::span<const RowWindow> windows,
+LogitsVerdict check_logits(const Logits& actual, const Logits& expected, const RowBounds& bounds,
                            const LogitsCheckOptions& options) {
   validate_shape(actual, "actual logits");
   validate_shape(expected, "expected logits");
   if (actual.rows != expected.rows || actual.width != expected.width)
     throw InvalidInput("actual logits", fmt::format("shape [{}][{}] differs from the expected [{}][{}]", actual.rows,
                                                     actual.width, expected.rows, expected.width));
-  if (int64_t(windows.size()) != actual.rows)
-    throw InvalidInput("windows", fmt::format("{} windows for {} rows", windows.size(), actual.rows));
-  for (size_t r = 0; r < windows.size(); ++r)
-    if (windows[r].begin < 0 || windows[r].end < windows[r].begin || windows[r].end > actual.width)
-      throw InvalidInput("windows", fmt::format("row {} window [{}, {}) outside [0, {}]", r, windows[r].begin,
-                                                windows[r].end, actual.width));
+  check_row_bounds(actual, bounds);
   if (options.tolerance) {
     const auto& t = *options.tolerance;
     if (!(t.abs >= 0) || !(t.rel >= 0) || !std::isfinite(t.abs) || !std::isfinite(t.rel))
@@ -54,13 +49,13 @@ LogitsVerdict check_logits(const Logits& actual, const Logits& expected, std::sp
   std::vector<LogitsRowSummary> failing;
 
   for (int64_t r = 0; r < actual.rows; ++r) {
-    const RowWindow w = windows[size_t(r)];
-    const int64_t c_begin = options.clean ? 0 : w.begin;
-    const int64_t c_end = options.clean ? actual.width : w.end;
+    const int64_t begin = bounds.start[size_t(r)], end = bounds.end[size_t(r)];
+    const int64_t c_begin = options.clean ? 0 : begin;
+    const int64_t c_end = options.clean ? actual.width : end;
     LogitsRowSummary row{.row = r};
     bool row_has_nan = false;
     for (int64_t c = c_begin; c < c_end; ++c) {
-      const bool inside = c >= w.begin && c < w.end;
+      const bool inside = c >= begin && c < end;
       const float a = actual.at(r, c);
       const float e = inside ? expected.at(r, c) : kNegInf;
       const bool a_poison = options.poison_bits && float_bits(a) == *options.poison_bits;
@@ -122,8 +117,7 @@ LogitsVerdict check_logits(const Logits& actual, const Logits& expected, std::sp
 
 LogitsVerdict check_logits(const Logits& actual, const Logits& expected, std::span<const int64_t> visible_lens,
                            const LogitsCheckOptions& options) {
-  const auto windows = decode_windows(visible_lens);
-  return check_logits(actual, expected, std::span<const RowWindow>(windows), options);
+  return check_logits(actual, expected, decode_bounds(visible_lens), options);
 }
 
 }  // namespace dsa::oracle

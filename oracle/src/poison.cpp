@@ -45,26 +45,29 @@ WrittenVerdict check_written(const IndexMatrix& out, std::string buffer, int32_t
   return v;
 }
 
-WrittenVerdict check_written(const Logits& out, std::span<const RowWindow> windows, std::string buffer,
-                             uint32_t poison_bits, int max_listed) {
+WrittenVerdict check_written(const Logits& out, const RowBounds& bounds, std::string buffer, uint32_t poison_bits,
+                             int max_listed) {
   if (out.rows < 0 || out.width < 0 || int64_t(out.values.size()) != out.rows * out.width)
     throw InvalidInput(buffer, fmt::format("{} values for shape [{}][{}]", out.values.size(), out.rows, out.width));
-  if (!windows.empty() && int64_t(windows.size()) != out.rows)
-    throw InvalidInput("windows", fmt::format("{} windows for {} rows", windows.size(), out.rows));
+  check_row_bounds(out, bounds);
   WrittenVerdict v;
   v.buffer = std::move(buffer);
   v.poison_bits = poison_bits;
   v.rows = out.rows;
   const size_t listed = size_t(std::max(max_listed, 0));
   for (int64_t r = 0; r < out.rows; ++r) {
-    const RowWindow w = windows.empty() ? RowWindow{0, out.width} : windows[size_t(r)];
-    if (w.begin < 0 || w.end < w.begin || w.end > out.width)
-      throw InvalidInput("windows", fmt::format("row {} window [{}, {}) outside [0, {}]", r, w.begin, w.end, out.width));
     const float* row = out.row(r);
-    scan_row(v, r, w.begin, w.end, listed, [&](int64_t c) { return float_bits(row[c]) == poison_bits; });
+    scan_row(v, r, bounds.start[size_t(r)], bounds.end[size_t(r)], listed,
+             [&](int64_t c) { return float_bits(row[c]) == poison_bits; });
   }
   v.passed = v.survivors == 0;
   return v;
+}
+
+WrittenVerdict check_written(const Logits& out, std::string buffer, uint32_t poison_bits, int max_listed) {
+  if (out.rows < 0 || out.width < 0 || int64_t(out.values.size()) != out.rows * out.width)
+    throw InvalidInput(buffer, fmt::format("{} values for shape [{}][{}]", out.values.size(), out.rows, out.width));
+  return check_written(out, full_bounds(out.rows, out.width), std::move(buffer), poison_bits, max_listed);
 }
 
 }  // namespace dsa::oracle

@@ -154,23 +154,19 @@ private:
 
 }  // namespace
 
-SelectionVerdict check_topk(const IndexMatrix& indices, const Logits& values, std::span<const RowWindow> windows,
+SelectionVerdict check_topk(const IndexMatrix& indices, const Logits& values, const RowBounds& bounds,
                             const SelectionCheckOptions& options) {
   validate(indices, "topk indices");
   validate_values(values, "values");
   validate_options(options);
-  if (values.rows != indices.rows || int64_t(windows.size()) != indices.rows)
-    throw InvalidInput("topk indices", fmt::format("{} rows of indices, {} rows of values, {} windows", indices.rows,
-                                                   values.rows, windows.size()));
+  if (values.rows != indices.rows)
+    throw InvalidInput("topk indices", fmt::format("{} rows of indices, {} rows of values", indices.rows, values.rows));
+  check_row_bounds(values, bounds);
   VerdictBuilder builder("topk", indices, options);
   Scratch scratch;
   for (int64_t r = 0; r < indices.rows; ++r) {
-    const RowWindow w = windows[size_t(r)];
-    if (w.begin < 0 || w.end < w.begin || w.end > values.width)
-      throw InvalidInput("windows",
-                         fmt::format("row {} window [{}, {}) outside [0, {}]", r, w.begin, w.end, values.width));
-    const RowTask task{r, values.row(r) + w.begin, w.size(), std::min(indices.cols, w.size()), indices.row(r),
-                       indices.cols};
+    const int64_t start = bounds.start[size_t(r)], n = bounds.end[size_t(r)] - start;
+    const RowTask task{r, values.row(r) + start, n, std::min(indices.cols, n), indices.row(r), indices.cols};
     builder.add(check_row(task, options.eps, builder.listed(), scratch));
   }
   return builder.finish();
@@ -178,8 +174,7 @@ SelectionVerdict check_topk(const IndexMatrix& indices, const Logits& values, st
 
 SelectionVerdict check_topk(const IndexMatrix& indices, const Logits& values, std::span<const int64_t> visible_lens,
                             const SelectionCheckOptions& options) {
-  const auto windows = decode_windows(visible_lens);
-  return check_topk(indices, values, std::span<const RowWindow>(windows), options);
+  return check_topk(indices, values, decode_bounds(visible_lens), options);
 }
 
 SelectionVerdict check_candidate_blocks(const IndexMatrix& blocks, const Logits& block_scores,
@@ -204,20 +199,13 @@ SelectionVerdict check_candidate_blocks(const IndexMatrix& blocks, const Logits&
   return builder.finish();
 }
 
-Logits candidate_block_scores(const Logits& logits, int64_t block_size, std::span<const RowWindow> windows,
+Logits candidate_block_scores(const Logits& logits, int64_t block_size, const RowBounds& bounds,
                               int64_t num_blocks) {
   validate_values(logits, "logits");
   if (block_size <= 0) throw InvalidInput("candidate_block_size", fmt::format("{} must be > 0", block_size));
-  if (int64_t(windows.size()) != logits.rows)
-    throw InvalidInput("windows", fmt::format("{} windows for {} rows", windows.size(), logits.rows));
+  check_row_bounds(logits, bounds);
   int64_t needed = 0;
-  for (size_t r = 0; r < windows.size(); ++r) {
-    const RowWindow w = windows[r];
-    if (w.begin < 0 || w.end < w.begin || w.end > logits.width)
-      throw InvalidInput("windows",
-                         fmt::format("row {} window [{}, {}) outside [0, {}]", r, w.begin, w.end, logits.width));
-    needed = std::max(needed, (w.size() + block_size - 1) / block_size);
-  }
+  for (const int64_t len : lengths(bounds)) needed = std::max(needed, (len + block_size - 1) / block_size);
   if (num_blocks < 0) num_blocks = needed;
   if (num_blocks < needed)
     throw InvalidInput("num_blocks", fmt::format("{} blocks cannot hold a row of {} blocks", num_blocks, needed));
@@ -226,18 +214,18 @@ Logits candidate_block_scores(const Logits& logits, int64_t block_size, std::spa
   Logits scores{.rows = logits.rows, .width = num_blocks,
                 .values = std::vector<float>(size_t(logits.rows * num_blocks), -kInf)};
   for (int64_t r = 0; r < logits.rows; ++r) {
-    const RowWindow w = windows[size_t(r)];
-    const float* row = logits.row(r) + w.begin;
+    const int64_t len = bounds.end[size_t(r)] - bounds.start[size_t(r)];
+    const float* row = logits.row(r) + bounds.start[size_t(r)];
     float* out = scores.row(r);
-    for (int64_t c = 0; c * block_size < w.size(); ++c) {
-      const int64_t end = std::min(w.size(), (c + 1) * block_size);
+    for (int64_t c = 0; c * block_size < len; ++c) {
+      const int64_t end = std::min(len, (c + 1) * block_size);
       float best = row[c * block_size];
       for (int64_t i = c * block_size + 1; i < end; ++i)
         if (topk_order_key(row[i]) > topk_order_key(best)) best = row[i];
       out[c] = best;
     }
     // The newest entry's block is always kept: its +inf replaces even a NaN max.
-    if (w.size() > 0) out[(w.size() - 1) / block_size] = kInf;
+    if (len > 0) out[(len - 1) / block_size] = kInf;
   }
   return scores;
 }

@@ -68,11 +68,11 @@ struct LogitsVerdict {
   std::vector<LogitsRowSummary> worst_rows;      // most mismatches first, max_listed
 };
 
-// actual and expected must have the same shape; windows.size() == rows, each
-// window inside [0, width]. Throws InvalidInput otherwise.
-LogitsVerdict check_logits(const Logits& actual, const Logits& expected, std::span<const RowWindow> windows,
+// actual and expected must have the same shape; one range per row, each inside
+// [0, width]. Throws InvalidInput otherwise ("row_bounds" for the ranges).
+LogitsVerdict check_logits(const Logits& actual, const Logits& expected, const RowBounds& bounds,
                            const LogitsCheckOptions& options = {});
-// Decode rows: windows [0, visible_lens[r]).
+// Decode rows: [0, visible_lens[r]).
 LogitsVerdict check_logits(const Logits& actual, const Logits& expected, std::span<const int64_t> visible_lens,
                            const LogitsCheckOptions& options = {});
 

@@ -53,9 +53,12 @@ struct WrittenVerdict {
 // Every entry of an index buffer must be written.
 WrittenVerdict check_written(const IndexMatrix& out, std::string buffer = "indices", int32_t poison = kPoisonI32,
                              int max_listed = 10);
-// Every entry of a float buffer inside the windows must be written (kernels
-// may leave columns past a row unwritten, SPEC 4); with no windows, every entry.
-WrittenVerdict check_written(const Logits& out, std::span<const RowWindow> windows, std::string buffer = "logits",
+// Every entry of a float buffer inside each row's [start, end) must be written
+// (kernels may leave columns past a row unwritten, SPEC 4).
+WrittenVerdict check_written(const Logits& out, const RowBounds& bounds, std::string buffer = "logits",
                              uint32_t poison_bits = kPoisonF32Bits, int max_listed = 10);
+// Every entry of a float buffer must be written.
+WrittenVerdict check_written(const Logits& out, std::string buffer, uint32_t poison_bits = kPoisonF32Bits,
+                             int max_listed = 10);
 
 }  // namespace dsa::oracle

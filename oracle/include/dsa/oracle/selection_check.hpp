@@ -65,11 +65,11 @@ struct SelectionVerdict {
   std::vector<SelectionRowIssue> failed_rows;  // most problems first, max_listed
 };
 
-// Top-k of each row's window of `values` (the logits the top-k read). Indices
-// count from the window's begin. indices.rows == values.rows == windows.size().
-SelectionVerdict check_topk(const IndexMatrix& indices, const Logits& values, std::span<const RowWindow> windows,
+// Top-k of each row's [start, end) of `values` (the logits the top-k read).
+// Indices count from the row's start. indices.rows == values.rows == bounds.rows().
+SelectionVerdict check_topk(const IndexMatrix& indices, const Logits& values, const RowBounds& bounds,
                             const SelectionCheckOptions& options = {});
-// Decode rows: windows [0, visible_lens[r]).
+// Decode rows: [0, visible_lens[r]).
 SelectionVerdict check_topk(const IndexMatrix& indices, const Logits& values, std::span<const int64_t> visible_lens,
                             const SelectionCheckOptions& options = {});
 
@@ -79,12 +79,12 @@ SelectionVerdict check_candidate_blocks(const IndexMatrix& blocks, const Logits&
                                         const SelectionCheckOptions& options = {});
 
 // The block scores of SPEC 7, computed by the oracle on its own: block c of a
-// row covers columns [begin + c*S, begin + (c+1)*S) clipped to the window; its
+// row covers columns [start + c*S, start + (c+1)*S) clipped to the row; its
 // score is the max of its logits (NaN propagates); the block holding the newest
-// entry (end - 1) gets +inf; blocks past the row are -inf; an empty window has
-// only -inf. Output width: num_blocks = ceil(max window size / S) unless given
-// (num_blocks >= that). Decode rows use windows [0, E_r), prefill [ks, ke).
-Logits candidate_block_scores(const Logits& logits, int64_t block_size, std::span<const RowWindow> windows,
+// entry (end - 1) gets +inf; blocks past the row are -inf; an empty row has
+// only -inf. Output width: num_blocks = ceil(max row length / S) unless given
+// (num_blocks >= that). Decode rows use [0, E_r), prefill [ks, ke).
+Logits candidate_block_scores(const Logits& logits, int64_t block_size, const RowBounds& bounds,
                               int64_t num_blocks = -1);
 
 }  // namespace dsa::oracle
