@@ -8,7 +8,10 @@
 
 #include "candidate_test_support.hpp"
 #include "dsa/error.hpp"
+#include "dsa/fuzz/mutants.hpp"
+#include "dsa/fuzz/properties.hpp"
 #include "dsa/optimized/compact_candidates.hpp"
+#include "dsa/oracle/candidate_views.hpp"
 #include "dsa/oracle/logits_check.hpp"
 #include "twins_test_support.hpp"
 
@@ -48,42 +51,86 @@ TEST(TwinCompact, CompactLogitsAreTheReferenceBitForBit) {
       Logits got = poisoned(p.rows(), int64_t(cand.slots) * cand.block_size);
       ops->compact_candidate_logits(p, profile, cand, got);
       const Logits want = compact_candidate_logits(p, profile, cand);
-      std::vector<oracle::RowWindow> whole(size_t(p.rows()), oracle::RowWindow{0, got.width});
       oracle::LogitsCheckOptions options;
       options.poison_bits = oracle::kPoisonF32Bits;
-      const auto verdict = oracle::check_logits(got, want, whole, options);
+      const auto verdict = oracle::check_logits(got, want, oracle::full_bounds(p.rows(), got.width), options);
       EXPECT_TRUE(verdict.passed) << name << " " << to_string(e) << "\n" << oracle::format_table(verdict);
     }
   }
 }
 
-// The candidate top-k judged as a top-k over the candidate columns alone.
+// Page sizes other than the candidate block size, and every cache layout
+// (preshuffle: e4m3fnuz, D = 128, pages a multiple of 16).
+TEST(TwinCompact, CompactLogitsOfEveryLayoutAndPageSize) {
+  auto ops = make_cpu_compact_candidates();
+  struct Shape {
+    ElementFormat element;
+    CacheLayout layout;
+    int32_t page_size, S;
+    const char* profile;
+  };
+  const Shape shapes[] = {{ElementFormat::e4m3fn, CacheLayout::block_flat, 5, 8, "deepgemm_sm90"},
+                          {ElementFormat::e4m3fn, CacheLayout::block_flat, 64, 16, "exact"},
+                          {ElementFormat::e4m3fnuz, CacheLayout::preshuffle, 16, 8, "aiter_gfx942_gluon"},
+                          {ElementFormat::e4m3fnuz, CacheLayout::preshuffle, 32, 64, "exact"},
+                          {ElementFormat::mxfp4, CacheLayout::mxfp4, 7, 4, "deepgemm_sm100_bf16"}};
+  uint64_t seed = 40;
+  for (const Shape& shape : shapes) {
+    const Profile& profile = find_profile(shape.profile);
+    DecodeProblem p = testing::small_decode_problem(shape.element, testing::heads_for(profile), 128, {260, 33, 1}, 2,
+                                                    ++seed, shape.page_size);
+    if (shape.layout == CacheLayout::preshuffle) p.cache = relayout(p.cache, CacheLayout::preshuffle);
+    Rng rng(seed);
+    const CandidateBlocks cand = random_blocks(p.rows(), p.logits_width, shape.S, 7, rng);
+    Logits got = poisoned(p.rows(), int64_t(cand.slots) * cand.block_size);
+    ops->compact_candidate_logits(p, profile, cand, got);
+    oracle::LogitsCheckOptions options;
+    options.poison_bits = oracle::kPoisonF32Bits;
+    const auto verdict = oracle::check_logits(got, compact_candidate_logits(p, profile, cand),
+                                              oracle::full_bounds(p.rows(), got.width), options);
+    EXPECT_TRUE(verdict.passed) << shape.profile << " " << to_string(shape.layout) << " page " << shape.page_size
+                                << "\n" << oracle::format_table(verdict);
+  }
+}
+
+// A wrong gather in the twin is what compact = dense (and compact = reference)
+// exist to see: each defect fails both properties, the right twin passes them.
+TEST(TwinCompact, WrongGathersFailTheCompactProperties) {
+  fuzz::DecodeCase c;
+  c.next_n = 2;
+  c.block_size = 16;  // pages of 16 entries, candidate blocks of 8
+  c.candidate_block_size = 8;
+  c.candidate_slots = 6;
+  c.seed = 3;
+  c.requests = {{200, {}, 0, 1}, {90, {}, 0, 2}};
+  fuzz::DecodeCase fp4 = c;
+  fp4.element = ElementFormat::mxfp4;
+  fp4.layout = CacheLayout::mxfp4;
+  fp4.profile = "deepgemm_sm100_bf16";
+  const auto& agree = fuzz::find_property(fuzz::property::kCompactLogitsAgree);
+  const auto& equal = fuzz::find_property(fuzz::property::kCompactEqualsDense);
+  auto verdicts = [&](const CompactCandidatesDefects& defects, const fuzz::DecodeCase& one) {
+    auto ops = make_cpu_compact_candidates(defects);
+    return std::pair{fuzz::check_case(agree, *ops, one).verdict, fuzz::check_case(equal, *ops, one).verdict};
+  };
+  using fuzz::Verdict;
+  for (const auto& one : {c, fp4}) {
+    EXPECT_EQ(verdicts({}, one), std::pair(Verdict::pass, Verdict::pass)) << one.profile;
+    EXPECT_EQ(verdicts({.scale_of_first_slot = true}, one), std::pair(Verdict::fail, Verdict::fail)) << one.profile;
+  }
+  EXPECT_EQ(verdicts({.slot_modulo_candidate_block = true}, c), std::pair(Verdict::fail, Verdict::fail));
+  // With pages as large as the candidate blocks the same slip reads the right entries: the case must vary the two.
+  fuzz::DecodeCase same = c;
+  same.block_size = 8;
+  EXPECT_EQ(verdicts({.slot_modulo_candidate_block = true}, same), std::pair(Verdict::pass, Verdict::pass));
+}
+
+// The candidate top-k judged by the oracle's rule over the candidate columns alone.
 ::testing::AssertionResult candidate_topk_correct(const TopkIndices& got, const Logits& logits, const RowBounds& bounds,
                                                   const CandidateBlocks& cand) {
-  for (int64_t r = 0; r < logits.rows; ++r) {
-    const int64_t start = bounds.start[size_t(r)], len = bounds.end[size_t(r)] - start;
-    std::vector<int64_t> positions;
-    for (int32_t c = 0; c < cand.slots; ++c)
-      for (int64_t p = int64_t(cand.row(r)[c]) * cand.block_size;
-           cand.row(r)[c] >= 0 && p < std::min(int64_t(cand.row(r)[c] + 1) * cand.block_size, len); ++p)
-        positions.push_back(p);
-    std::sort(positions.begin(), positions.end());
-    Logits gathered{1, int64_t(positions.size()), {}};
-    for (const int64_t p : positions) gathered.values.push_back(logits.row(r)[start + p]);
-    TopkIndices as_columns{1, got.k, {}};
-    for (int i = 0; i < got.k; ++i) {
-      const int32_t idx = got.row(r)[i];
-      const auto at = std::lower_bound(positions.begin(), positions.end(), int64_t(idx));
-      // A position outside the candidates maps past the gathered row (out of range).
-      as_columns.indices.push_back(idx < 0 ? idx
-                                   : (at != positions.end() && *at == idx) ? int32_t(at - positions.begin())
-                                                                           : int32_t(positions.size() + 1000));
-    }
-    const std::vector<int64_t> all{int64_t(positions.size())};
-    const auto verdict = oracle::check_topk(oracle::view(as_columns), gathered, all);
-    if (!verdict.passed) return ::testing::AssertionFailure() << "row " << r << "\n" << oracle::format_table(verdict);
-  }
-  return ::testing::AssertionSuccess();
+  const auto verdict = oracle::check_topk_among(oracle::view(got), oracle::candidate_columns(logits, bounds, cand));
+  if (verdict.passed) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << oracle::format_table(verdict);
 }
 
 TEST(TwinCompact, CandidateTopkOverTheCandidateColumns) {

@@ -1,10 +1,16 @@
-// cpu_compact_candidates (compact_candidates.hpp).
+// cpu_compact_candidates (compact_candidates.hpp): the compact logits as a
+// gather of the candidate pages (compact_gather.cpp) and one pass over the
+// gathered entries; the candidate top-k over the compact row.
 #include "dsa/optimized/compact_candidates.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <vector>
 
 #include "call_checks.hpp"
+#include "compact_gather.hpp"
+#include "dsa/formats.hpp"
+#include "dsa/mma/models.hpp"
 #include "dsa/optimized/radix_topk.hpp"
 
 namespace dsa::optimized {
@@ -12,10 +18,44 @@ namespace dsa::optimized {
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+// Below this many products a parallel region costs more than the rows.
+constexpr int64_t kParallelProducts = int64_t(1) << 22;
+
+// dots[h * count + t]: head h of query row `row` against gathered entry t, by
+// the profile's model; the exact model's fp8 dots are sequential double sums,
+// exact (NUMERICS "Exact sums"), rounded once to fp32.
+void head_dots(const DecodeProblem& p, const Profile& profile, int64_t row, const detail::GatheredColumns& g,
+               std::vector<float>& dots) {
+  const int32_t H = p.heads, D = p.head_dim;
+  const int64_t T = g.count;
+  dots.assign(size_t(H) * size_t(T), 0.0f);
+  std::vector<float> per_token(size_t(T) * size_t(H));
+  if (is_fp8(p.element)) {
+    const uint8_t* q = p.q.data() + size_t(row) * H * D;
+    if (profile.mma == mma::Model::exact) {
+      const float* value = fp8_decode_table(fp8_of(p.element));
+      for (int32_t h = 0; h < H; ++h)
+        for (int64_t t = 0; t < T; ++t) {
+          const uint8_t* k = g.codes.data() + size_t(t) * D;
+          double sum = 0.0;
+          for (int32_t d = 0; d < D; ++d) sum += double(value[q[h * D + d]]) * double(value[k[d]]);
+          dots[size_t(h) * T + size_t(t)] = float(sum);
+        }
+      return;
+    }
+    mma::chain_dots(profile.mma, q, H, g.codes.data(), T, D, per_token.data());
+  } else {
+    mma::chain_dots_mxfp4(profile.mma, p.q.data() + size_t(row) * H * (D / 2),
+                          p.q_block_scales.data() + size_t(row) * H * (D / 32), H, g.codes.data(),
+                          g.block_scales.data(), T, D, per_token.data());
+  }
+  for (int32_t h = 0; h < H; ++h)
+    for (int64_t t = 0; t < T; ++t) dots[size_t(h) * T + size_t(t)] = per_token[size_t(t) * H + size_t(h)];
+}
 
 class CompactCandidatesOps final : public IndexerOps {
 public:
-  CompactCandidatesOps() {
+  explicit CompactCandidatesOps(const CompactCandidatesDefects& defects) : defects_(defects) {
     for (int32_t s = 0; s < RadixTopkConfig{}.num_sms; ++s) sms_.emplace_back(RadixTopkConfig{}, RadixTopkDefects{});
   }
 
@@ -23,6 +63,9 @@ public:
 
   void compact_candidate_logits(const DecodeProblem& problem, const Profile& profile,
                                 const CandidateBlocks& candidates, Logits& out) override {
+    problem.validate();
+    profile.require(problem.element);
+    profile.require_weights(problem.weights, problem.heads);
     candidates.validate();
     const int64_t rows = problem.rows();
     if (candidates.rows != rows)
@@ -34,27 +77,29 @@ public:
       throw InvalidInput("compact_logits", "output buffer is [" + std::to_string(out.rows) + ", " +
                                                std::to_string(out.width) + "], expected [" + std::to_string(rows) +
                                                ", " + std::to_string(width) + "]");
+    const ReductionProgram program(profile, problem.heads);
     const auto lens = visible_lens(problem);
-    // The visible positions of live slots, in compact column order.
-    std::vector<std::vector<int64_t>> positions(static_cast<size_t>(rows));
-    for (int64_t r = 0; r < rows; ++r)
-      for (int32_t c = 0; c < candidates.slots; ++c) {
-        const int64_t block = candidates.row(r)[c];
-        if (block < 0) continue;
-        for (int64_t p = block * S; p < std::min((block + 1) * S, lens[size_t(r)]); ++p)
-          positions[size_t(r)].push_back(p);
-      }
-    const auto values = decode_logits_at(problem, profile, positions);
+    int64_t work = 0;
+    for (int64_t r = 0; r < rows; ++r) work += std::min(width, lens[size_t(r)]) * problem.heads * problem.head_dim;
+#pragma omp parallel for schedule(dynamic) if (work >= kParallelProducts)
     for (int64_t r = 0; r < rows; ++r) {
-      float* dst = out.row(r);
-      size_t i = 0;
-      for (int32_t c = 0; c < candidates.slots; ++c) {
-        const int64_t block = candidates.row(r)[c];
-        for (int64_t t = 0; t < S; ++t) {
-          const bool scored = block >= 0 && block * S + t < lens[size_t(r)];
-          dst[c * S + t] = scored ? values[size_t(r)][i++] : kNegInf;
+      // The row's compact columns that hold a logit, and the positions they score.
+      std::vector<int64_t> columns, positions;
+      for (int64_t col = 0; col < width; ++col) {
+        const int64_t block = candidates.row(r)[col / S];
+        if (block >= 0 && block * S + col % S < lens[size_t(r)]) {
+          columns.push_back(col);
+          positions.push_back(block * S + col % S);
         }
       }
+      float* dst = out.row(r);
+      std::fill(dst, dst + width, kNegInf);
+      if (columns.empty()) continue;
+      const detail::GatheredColumns g = detail::gather_columns(problem, r, positions, candidates.block_size, defects_);
+      std::vector<float> dots, values(columns.size());
+      head_dots(problem, profile, r, g, dots);
+      reduce(program, profile, problem, r, g, dots, values);
+      for (size_t i = 0; i < columns.size(); ++i) dst[columns[i]] = values[i];
     }
   }
 
@@ -93,11 +138,32 @@ public:
   }
 
 private:
+  // The profile's reduction over the gathered entries, ReductionProgram::kBlock at a time.
+  static void reduce(const ReductionProgram& program, const Profile& profile, const DecodeProblem& p, int64_t row,
+                     const detail::GatheredColumns& g, const std::vector<float>& dots, std::vector<float>& values) {
+    constexpr int kBlock = ReductionProgram::kBlock;
+    const int32_t H = p.heads;
+    const int64_t T = g.count;
+    std::vector<float> block(size_t(H) * kBlock);
+    // MXFP4 entries carry no K scale: their block scales are inside the dots.
+    const float* scales = profile.applies_k_scale && !g.scales.empty() ? g.scales.data() : nullptr;
+    for (int64_t t0 = 0; t0 < T; t0 += kBlock) {
+      const int n = int(std::min<int64_t>(kBlock, T - t0));
+      for (int32_t h = 0; h < H; ++h)
+        std::copy_n(dots.data() + size_t(h) * T + size_t(t0), n, block.data() + size_t(h) * n);
+      program.run(block.data(), p.weights.data() + size_t(row) * H, scales ? scales + t0 : nullptr, n,
+                  values.data() + t0);
+    }
+  }
+
+  CompactCandidatesDefects defects_;
   std::vector<RadixTopkSm> sms_;
 };
 
 }  // namespace
 
-std::unique_ptr<IndexerOps> make_cpu_compact_candidates() { return std::make_unique<CompactCandidatesOps>(); }
+std::unique_ptr<IndexerOps> make_cpu_compact_candidates(const CompactCandidatesDefects& defects) {
+  return std::make_unique<CompactCandidatesOps>(defects);
+}
 
 }  // namespace dsa::optimized
