@@ -1,7 +1,7 @@
 // Subcommands of `dsa-oracle` register themselves here: each lives in its own
 // file with a static Registrar, so adding one touches no other file.
 //
-// Exit codes, everywhere: 0 every check held, 1 a check failed, 2 bad input or usage.
+// Exit codes, everywhere: exit_codes.hpp.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -9,11 +9,9 @@
 #include <string>
 #include <vector>
 
-namespace dsa::cli {
+#include "exit_codes.hpp"
 
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitCheckFailed = 1;
-inline constexpr int kExitBadInput = 2;
+namespace dsa::cli {
 
 struct Command {
   std::string name;

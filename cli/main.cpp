@@ -1,12 +1,7 @@
 // dsa-oracle: the test oracle for the DeepSeek sparse-attention indexer.
 #include <algorithm>
-#include <cstdio>
-#include <exception>
-
-#include <fmt/core.h>
 
 #include "command_registry.hpp"
-#include "dsa/error.hpp"
 
 namespace dsa::cli {
 std::vector<Command>& commands() {
@@ -35,15 +30,7 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? kExitOk : kExitBadInput;
   }
-  try {
-    for (auto& [sub, run] : runners)
-      if (sub->parsed()) return run();
-  } catch (const dsa::InvalidInput& e) {
-    fmt::print(stderr, "dsa-oracle: error: {}\n", e.what());
-    return kExitBadInput;
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "dsa-oracle: error: {}\n", e.what());
-    return kExitBadInput;
-  }
+  for (auto& [sub, run] : runners)
+    if (sub->parsed()) return run_reporting_errors(run);
   return kExitBadInput;
 }
