@@ -141,9 +141,18 @@ Outcome check_determinism(IndexerOps& impl, const FuzzCase& fc) {
          supported([&] { impl.compact_candidate_logits(p, profile, cand, t); });
     if (ok) v.add(true, compare_compact(t, s, cand, lens, "compact candidate logits, second run versus first"));
   } else {
-    throw InvalidInput("replay", "determinism takes topk, candidate or decode cases");
+    const PrefillCase& pc = std::get<PrefillCase>(fc);
+    const PrefillProblem p = make_problem(pc);
+    const Profile& profile = profile_of(pc);
+    Logits x = poisoned_logits(p.rows, p.num_k), y = x;
+    const bool ok = supported([&] { impl.prefill_logits(p, profile, x); }) &&
+                    supported([&] { impl.prefill_logits(p, profile, y); });
+    if (ok) {
+      const oracle::LogitsVerdict lv = oracle::check_logits(y, x, oracle::prefill_bounds(p.ks, p.ke));
+      v.add(true, lv.passed ? "" : "prefill_logits, second run (actual) versus first (expected): " + oracle::format_table(lv));
+    }
   }
-  return v.outcome("topk, candidate_select, candidate_topk, decode_logits, compact_candidate_logits");
+  return v.outcome("topk, candidate_select, candidate_topk, decode_logits, compact_candidate_logits, prefill_logits");
 }
 
 Outcome check_every_entry_written(IndexerOps& impl, const FuzzCase& fc) {
@@ -176,9 +185,13 @@ Outcome check_every_entry_written(IndexerOps& impl, const FuzzCase& fc) {
     // Only live slots at positions below L_r must be written (SPEC 7).
     if (ok) v.add(true, written(oracle::check_written(oracle::compact_written_view(compact, cand, lens), "compact_logits")));
   } else {
-    throw InvalidInput("replay", "every_entry_written takes topk, candidate or decode cases");
+    const PrefillCase& pc = std::get<PrefillCase>(fc);
+    const PrefillProblem p = make_problem(pc);
+    Logits out = poisoned_logits(p.rows, p.num_k);
+    const bool ok = supported([&] { impl.prefill_logits(p, profile_of(pc), out); });
+    v.add(ok, ok ? written(oracle::check_written(out, oracle::prefill_bounds(p.ks, p.ke), "prefill_logits")) : "");
   }
-  return v.outcome("topk, candidate_select, candidate_topk, decode_logits, compact_candidate_logits");
+  return v.outcome("topk, candidate_select, candidate_topk, decode_logits, compact_candidate_logits, prefill_logits");
 }
 
 namespace {
@@ -234,8 +247,8 @@ std::vector<Property> make_properties() {
       "candidate top-k chooses the values that mask-then-top-k chooses above -inf (SPEC 7)", kCandidate,
       on<CandidateCase>(check_mask_then_topk));
   add(p::kDeterminism, "two runs on the same input choose the same sets and write the same logits",
-      kTopk | kCandidate | kDecode, check_determinism);
-  add(p::kEveryEntryWritten, "no poison survives in any entry an op must write", kTopk | kCandidate | kDecode,
+      kTopk | kCandidate | kDecode | kPrefill, check_determinism);
+  add(p::kEveryEntryWritten, "no poison survives in any entry an op must write", kTopk | kCandidate | kDecode | kPrefill,
       check_every_entry_written);
   return all;
 }
