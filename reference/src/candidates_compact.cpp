@@ -35,25 +35,24 @@ int64_t compact_column_position(const CandidateBlocks& candidates, int64_t row, 
   return block < 0 ? -1 : block * S + col % S;
 }
 
-Logits compact_candidate_logits(const DecodeProblem& problem, const Profile& profile,
-                                const CandidateBlocks& candidates) {
-  candidates.validate();
-  if (candidates.rows != problem.rows())
-    throw InvalidInput("candidate_blocks", std::to_string(candidates.rows) + " rows, the problem has " +
-                                               std::to_string(problem.rows()));
-  const auto lens = visible_lens(problem);
+namespace {
+
+// The compact rows of `candidates`: column c*S + t of row r scores position
+// block_c*S + t (relative to the row start) when it is below lens[r], by
+// `score_at(positions per row)`; everything else stays -inf.
+template <class ScoreAt>
+Logits compact_rows(const CandidateBlocks& candidates, std::span<const int64_t> lens, const ScoreAt& score_at) {
+  const int64_t rows = candidates.rows;
   const int64_t width = int64_t(candidates.slots) * candidates.block_size;
-  // Only live slots' visible positions are scored; everything else stays -inf.
-  std::vector<std::vector<int64_t>> positions(size_t(problem.rows()));
-  for (int64_t r = 0; r < problem.rows(); ++r)
+  std::vector<std::vector<int64_t>> positions(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r)
     for (int64_t col = 0; col < width; ++col) {
       const int64_t p = compact_column_position(candidates, r, col);
       if (p >= 0 && p < lens[size_t(r)]) positions[size_t(r)].push_back(p);
     }
-  const auto values = decode_logits_at(problem, profile, positions);
-
-  Logits compact{problem.rows(), width, std::vector<float>(size_t(problem.rows() * width), -kInf)};
-  for (int64_t r = 0; r < problem.rows(); ++r) {
+  const auto values = score_at(positions);
+  Logits compact{rows, width, std::vector<float>(size_t(rows * width), -kInf)};
+  for (int64_t r = 0; r < rows; ++r) {
     size_t i = 0;
     for (int64_t col = 0; col < width; ++col) {
       const int64_t p = compact_column_position(candidates, r, col);
@@ -61,6 +60,35 @@ Logits compact_candidate_logits(const DecodeProblem& problem, const Profile& pro
     }
   }
   return compact;
+}
+
+void check_candidate_rows(const CandidateBlocks& candidates, int64_t rows) {
+  candidates.validate();
+  if (candidates.rows != rows)
+    throw InvalidInput("candidate_blocks", std::to_string(candidates.rows) + " rows, the problem has " +
+                                               std::to_string(rows));
+}
+
+}  // namespace
+
+Logits compact_candidate_logits(const DecodeProblem& problem, const Profile& profile,
+                                const CandidateBlocks& candidates) {
+  check_candidate_rows(candidates, problem.rows());
+  return compact_rows(candidates, visible_lens(problem),
+                      [&](const auto& positions) { return decode_logits_at(problem, profile, positions); });
+}
+
+Logits prefill_compact_candidate_logits(const PrefillProblem& problem, const Profile& profile,
+                                        const CandidateBlocks& candidates) {
+  problem.validate();
+  check_candidate_rows(candidates, problem.rows);
+  std::vector<int64_t> lens(size_t(problem.rows));
+  for (size_t r = 0; r < lens.size(); ++r) lens[r] = std::max<int64_t>(0, problem.ke[r] - problem.ks[r]);
+  return compact_rows(candidates, lens, [&](std::vector<std::vector<int64_t>> positions) {
+    for (size_t r = 0; r < positions.size(); ++r)
+      for (int64_t& p : positions[r]) p += problem.ks[r];
+    return prefill_logits_at(problem, profile, positions);
+  });
 }
 
 TopkIndices compact_candidate_topk(const Logits& compact, const CandidateBlocks& candidates,

@@ -37,7 +37,8 @@ detail::QueryRows request_rows(const DecodeProblem& p, int64_t b) {
   return q;
 }
 
-void prepare(const DecodeProblem& p, const Profile& profile) {
+template <class Problem>
+void prepare(const Problem& p, const Profile& profile) {
   p.validate();
   profile.require(p.element);
   profile.require_weights(p.weights, p.heads);
@@ -146,10 +147,52 @@ std::vector<std::vector<float>> decode_logits_at(const DecodeProblem& p, const P
   return out;
 }
 
+std::vector<std::vector<float>> prefill_logits_at(const PrefillProblem& p, const Profile& profile,
+                                                  const std::vector<std::vector<int64_t>>& positions) {
+  prepare(p, profile);
+  if (int64_t(positions.size()) != int64_t(p.rows))
+    throw InvalidInput("positions", std::to_string(positions.size()) + " rows of positions for " +
+                                        std::to_string(p.rows) + " rows");
+  const ReductionProgram program(profile, p.heads);
+  std::vector<std::vector<float>> out(positions.size());
+  int64_t work = 0;
+  for (const auto& row_positions : positions) work += int64_t(row_positions.size()) * p.heads * p.head_dim;
+  const size_t q_row_bytes = size_t(p.heads) * p.head_dim;
+#pragma omp parallel for schedule(dynamic) if (work >= kParallelProducts)
+  for (int64_t row = 0; row < int64_t(p.rows); ++row) {
+    const auto& want = positions[size_t(row)];
+    auto& dst = out[size_t(row)];
+    dst.assign(want.size(), kNegInf);
+    const int64_t ks = p.ks[size_t(row)], ke = p.ke[size_t(row)];
+    std::vector<int64_t> sorted;
+    for (int64_t pos : want)
+      if (pos >= ks && pos < ke) sorted.push_back(pos);
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    if (sorted.empty()) continue;
+    // Only the chosen entries are gathered and scored.
+    std::vector<uint8_t> codes(sorted.size() * size_t(p.head_dim));
+    std::vector<float> scales(sorted.size());
+    for (size_t i = 0; i < sorted.size(); ++i) {
+      std::copy_n(p.k.data() + size_t(sorted[i]) * p.head_dim, p.head_dim, codes.data() + i * size_t(p.head_dim));
+      scales[i] = p.k_scales[size_t(sorted[i])];
+    }
+    const detail::KTile tile{p.element, p.head_dim, int64_t(sorted.size()), codes.data(), scales.data(), nullptr};
+    const detail::QueryRows q{p.element, 1, p.heads, p.head_dim, p.q.data() + size_t(row) * q_row_bytes, nullptr};
+    std::vector<float> dots(size_t(p.heads) * tile.count), values(size_t(tile.count));
+    detail::head_dots(profile.mma, q, tile, dots.data(), nullptr);
+    detail::reduce_row(program, profile, dots.data(), nullptr, tile.count, 0, p.heads,
+                       p.weights.data() + size_t(row) * p.heads, tile.scales, tile.count, values.data(), nullptr);
+    for (size_t i = 0; i < want.size(); ++i) {
+      const auto it = std::lower_bound(sorted.begin(), sorted.end(), want[i]);
+      if (it != sorted.end() && *it == want[i]) dst[i] = values[size_t(it - sorted.begin())];
+    }
+  }
+  return out;
+}
+
 LogitsResult prefill_logits(const PrefillProblem& p, const Profile& profile, const LogitsOptions& options) {
-  p.validate();
-  profile.require(p.element);
-  profile.require_weights(p.weights, p.heads);
+  prepare(p, profile);
   const ReductionProgram program(profile, p.heads);
   LogitsResult result;
   result.logits = {p.rows, p.num_k, std::vector<float>(size_t(p.rows) * size_t(p.num_k), kNegInf)};

@@ -7,6 +7,7 @@
 
 #include "dsa/candidates.hpp"
 #include "dsa/error.hpp"
+#include "dsa/indexer_ops.hpp"
 #include "dsa/logits.hpp"
 #include "dsa/topk.hpp"
 
@@ -15,13 +16,7 @@ namespace dsa::optimized::detail {
 // The reference's own check, so both raise the same message.
 using dsa::check_row_bounds;
 
-inline void check_topk_output(const TopkIndices& out, int64_t rows) {
-  if (out.k < 1) throw InvalidInput("topk", "k must be at least 1, got " + std::to_string(out.k));
-  if (out.rows != rows || out.indices.size() != size_t(rows) * size_t(out.k))
-    throw InvalidInput("topk_indices", "output buffer holds " + std::to_string(out.indices.size()) + " entries for [" +
-                                           std::to_string(out.rows) + ", " + std::to_string(out.k) + "], expected [" +
-                                           std::to_string(rows) + ", " + std::to_string(out.k) + "]");
-}
+inline void check_topk_output(const TopkIndices& out, int64_t rows) { require_output("topk_indices", out, rows); }
 
 // Whether a call has enough columns to pay for a parallel region (on a busy
 // machine a region costs more than a few thousand short rows).

@@ -101,6 +101,10 @@ TopkIndices candidate_topk(const PrefillProblem& problem, const Logits& logits, 
 // positions at or beyond L_r hold -inf. Width = slots * S.
 Logits compact_candidate_logits(const DecodeProblem& problem, const Profile& profile,
                                 const CandidateBlocks& candidates);
+// Prefill rows: compact[r][c*S + t] = logits[r][ks + block_c*S + t], by
+// prefill_logits_at; -1 slots and positions with ks + position >= ke hold -inf.
+Logits prefill_compact_candidate_logits(const PrefillProblem& problem, const Profile& profile,
+                                        const CandidateBlocks& candidates);
 // The position that compact column `col` of row r scores, or -1 for a column
 // of an empty slot.
 int64_t compact_column_position(const CandidateBlocks& candidates, int64_t row, int64_t col);

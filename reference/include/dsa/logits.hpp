@@ -49,5 +49,10 @@ LogitsResult prefill_logits(const PrefillProblem& problem, const Profile& profil
 // Bit-identical to decode_logits at the same positions, for every profile.
 std::vector<std::vector<float>> decode_logits_at(const DecodeProblem& problem, const Profile& profile,
                                                  const std::vector<std::vector<int64_t>>& positions);
+// The same for prefill rows: positions are columns of the prefill logits (K
+// entries in [0, num_k)); those outside the row's [ks, ke) give -inf.
+// Bit-identical to prefill_logits at the same columns, for every profile.
+std::vector<std::vector<float>> prefill_logits_at(const PrefillProblem& problem, const Profile& profile,
+                                                  const std::vector<std::vector<int64_t>>& positions);
 
 }  // namespace dsa
