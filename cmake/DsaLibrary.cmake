@@ -1,6 +1,6 @@
 # dsa_add_library(NAME <target> DIR <folder> [DEPS ...])
-# A static library of every .cpp under <folder>/src (or <folder>/src-like SRC_DIR),
-# public headers in <folder>/include. A folder with no sources yet is an
+# A static library of every .cpp under <folder>/src, public headers in
+# <folder>/include. A folder with no sources yet is an
 # INTERFACE library, so the tree configures while parts are being written.
 function(dsa_add_library)
   cmake_parse_arguments(ARG "" "NAME;DIR" "DEPS" ${ARGN})

@@ -59,7 +59,7 @@ struct ReadsOnePastTheRow : PatchedReference {
 struct LeavesTheLastSlot : PatchedReference {
   void topk(const Logits& l, const RowBounds& b, TopkIndices& out) override {
     TopkIndices mine = out;
-    ref_->topk(l, b, mine);
+    inner().topk(l, b, mine);
     for (int64_t r = 0; r < out.rows; ++r) std::copy_n(mine.row(r), out.k - 1, out.row(r));
   }
 };
@@ -68,7 +68,7 @@ struct LeavesTheLastSlot : PatchedReference {
 struct AlternatingTies : PatchedReference {
   int calls = 0;
   void topk(const Logits& l, const RowBounds& b, TopkIndices& out) override {
-    if (++calls % 2) return ref_->topk(l, b, out);
+    if (++calls % 2) return inner().topk(l, b, out);
     for (int64_t r = 0; r < out.rows; ++r) {
       const int64_t start = b.start[size_t(r)], n = b.end[size_t(r)] - start;
       std::vector<float> reversed(l.row(r) + start, l.row(r) + start + n);
@@ -90,30 +90,30 @@ struct FirstBlocks : PatchedReference {  // "selection" = blocks 0 .. C-1 of the
 
 struct IgnoresCandidates : PatchedReference {  // candidate top-k = the plain top-k of [0, L_r)
   void candidate_topk(const Logits& l, const RowBounds& b, const CandidateBlocks&, TopkIndices& out) override {
-    ref_->topk(l, b, out);
+    inner().topk(l, b, out);
   }
 };
 
 struct OneUlpLogits : PatchedReference {  // column 0 one ulp off
   void decode_logits(const DecodeProblem& p, const Profile& f, Logits& out) override {
-    ref_->decode_logits(p, f, out);
+    inner().decode_logits(p, f, out);
     for (int64_t r = 0; r < out.rows; ++r) out.row(r)[0] = next_up(out.row(r)[0]);
   }
   void prefill_logits(const PrefillProblem& p, const Profile& f, Logits& out) override {
-    ref_->prefill_logits(p, f, out);
+    inner().prefill_logits(p, f, out);
     for (int64_t r = 0; r < out.rows; ++r)
       if (p.ke[size_t(r)] > p.ks[size_t(r)]) out.row(r)[p.ks[size_t(r)]] = next_up(out.row(r)[p.ks[size_t(r)]]);
   }
   void compact_candidate_logits(const DecodeProblem& p, const Profile& f, const CandidateBlocks& c,
                                 Logits& out) override {
-    ref_->compact_candidate_logits(p, f, c, out);
+    inner().compact_candidate_logits(p, f, c, out);
     for (auto& v : out.values) v = next_up(v);
   }
 };
 
 struct PageIdLeaks : PatchedReference {  // logits that depend on where the first page lives
   void decode_logits(const DecodeProblem& p, const Profile& f, Logits& out) override {
-    ref_->decode_logits(p, f, out);
+    inner().decode_logits(p, f, out);
     if (p.block_table[0] % 2)
       for (auto& v : out.values) v = next_up(v);
   }
@@ -123,14 +123,14 @@ struct PaddedRowsAsVllm : PatchedReference {  // vLLM's padded-row lengths (SPEC
   void decode_logits(const DecodeProblem& p, const Profile& f, Logits& out) override {
     DecodeProblem q = p;
     q.padded_lengths = PaddedLengths::vllm_padded;
-    ref_->decode_logits(q, f, out);
+    inner().decode_logits(q, f, out);
   }
 };
 
 struct GarbagePastTheRow : PatchedReference {  // leaves the columns past L_r as they were
   void decode_logits(const DecodeProblem& p, const Profile& f, Logits& out) override {
     Logits mine = out;
-    ref_->decode_logits(p, f, mine);
+    inner().decode_logits(p, f, mine);
     for (int64_t r = 0; r < out.rows; ++r)
       std::copy_n(mine.row(r), visible_len(p, r), out.row(r));
   }

@@ -29,7 +29,7 @@ struct IeeeTopk : PatchedReference {
 // Logits of entries from position 40 on off by one ulp.
 struct LateEntriesOff : PatchedReference {
   void decode_logits(const DecodeProblem& p, const Profile& f, Logits& out) override {
-    ref_->decode_logits(p, f, out);
+    inner().decode_logits(p, f, out);
     for (int64_t r = 0; r < out.rows; ++r)
       for (int64_t c = 40; c < visible_len(p, r); ++c)
         if (std::isfinite(out.row(r)[c])) out.row(r)[c] = std::nextafter(out.row(r)[c], INFINITY);
@@ -41,7 +41,7 @@ struct LastSlotForgotten : PatchedReference {
   void candidate_topk(const Logits& l, const RowBounds& b, const CandidateBlocks& c, TopkIndices& out) override {
     CandidateBlocks fewer = c;
     for (int64_t r = 0; r < fewer.rows; ++r) fewer.row(r)[fewer.slots - 1] = -1;
-    ref_->candidate_topk(l, b, fewer, out);
+    inner().candidate_topk(l, b, fewer, out);
   }
 };
 

@@ -34,28 +34,10 @@ std::vector<T> sample(const rc::Gen<T>& gen, int n, uint64_t seed) {
   return out;
 }
 
-// The reference with some ops replaced.
-class PatchedReference : public IndexerOps {
+// The reference with some ops replaced (each test overrides what it breaks).
+class PatchedReference : public ForwardingOps {
 public:
-  std::string name() const override { return "patched reference"; }
-  void decode_logits(const DecodeProblem& p, const Profile& f, Logits& out) override { ref_->decode_logits(p, f, out); }
-  void prefill_logits(const PrefillProblem& p, const Profile& f, Logits& out) override {
-    ref_->prefill_logits(p, f, out);
-  }
-  void topk(const Logits& l, const RowBounds& b, TopkIndices& out) override { ref_->topk(l, b, out); }
-  void candidate_select(const Logits& l, const RowBounds& b, CandidateBlocks& out) override {
-    ref_->candidate_select(l, b, out);
-  }
-  void candidate_topk(const Logits& l, const RowBounds& b, const CandidateBlocks& c, TopkIndices& out) override {
-    ref_->candidate_topk(l, b, c, out);
-  }
-  void compact_candidate_logits(const DecodeProblem& p, const Profile& f, const CandidateBlocks& c,
-                                Logits& out) override {
-    ref_->compact_candidate_logits(p, f, c, out);
-  }
-
-protected:
-  std::unique_ptr<IndexerOps> ref_ = make_reference_ops();
+  PatchedReference() : ForwardingOps("patched reference") {}
 };
 
 template <class Ops>

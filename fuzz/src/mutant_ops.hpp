@@ -12,42 +12,6 @@
 
 namespace dsa::fuzz::detail {
 
-// Every op is the reference's unless a subclass overrides it, so that the
-// properties of a whole step (logits, then top-k, then candidates) all run.
-class ReferenceWithBug : public IndexerOps {
-public:
-  explicit ReferenceWithBug(std::string name) : name_(std::move(name)), reference_(make_reference_ops()) {}
-  std::string name() const override { return name_; }
-
-  void decode_logits(const DecodeProblem& p, const Profile& profile, Logits& out) override {
-    reference_->decode_logits(p, profile, out);
-  }
-  void prefill_logits(const PrefillProblem& p, const Profile& profile, Logits& out) override {
-    reference_->prefill_logits(p, profile, out);
-  }
-  void topk(const Logits& logits, const RowBounds& bounds, TopkIndices& out) override {
-    reference_->topk(logits, bounds, out);
-  }
-  void candidate_select(const Logits& logits, const RowBounds& bounds, CandidateBlocks& out) override {
-    reference_->candidate_select(logits, bounds, out);
-  }
-  void candidate_topk(const Logits& logits, const RowBounds& bounds, const CandidateBlocks& candidates,
-                      TopkIndices& out) override {
-    reference_->candidate_topk(logits, bounds, candidates, out);
-  }
-  void compact_candidate_logits(const DecodeProblem& p, const Profile& profile, const CandidateBlocks& candidates,
-                                Logits& out) override {
-    reference_->compact_candidate_logits(p, profile, candidates, out);
-  }
-
-protected:
-  IndexerOps& reference() { return *reference_; }
-
-private:
-  std::string name_;
-  std::unique_ptr<IndexerOps> reference_;
-};
-
 inline Mutant make_mutant(std::string name, std::string bug, std::string killed_by,
                           std::function<std::unique_ptr<IndexerOps>()> make) {
   Mutant m;
@@ -56,6 +20,13 @@ inline Mutant make_mutant(std::string name, std::string bug, std::string killed_
   m.killed_by = std::move(killed_by);
   m.make = std::move(make);
   return m;
+}
+
+// A mutant whose implementation is `Bug` (a ForwardingOps over the reference
+// with the buggy op overridden), built with the mutant's name.
+template <class Bug>
+Mutant mutant(std::string name, std::string bug, std::string killed_by) {
+  return make_mutant(name, std::move(bug), std::move(killed_by), [name] { return std::make_unique<Bug>(name); });
 }
 
 // The parts of the catalog, one file each.

@@ -16,12 +16,12 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // The selection without the pin of the newest block: its score is its plain
 // max, so a row whose newest entries score low loses the block holding them.
-class NewestBlockForgotten final : public ReferenceWithBug {
+class NewestBlockForgotten final : public ForwardingOps {
 public:
-  using ReferenceWithBug::ReferenceWithBug;
+  using ForwardingOps::ForwardingOps;
   void candidate_select(const Logits& logits, const RowBounds& bounds, CandidateBlocks& out) override {
     // The reference's checks and shape (its own selection is overwritten row by row).
-    reference().candidate_select(logits, bounds, out);
+    inner().candidate_select(logits, bounds, out);
     const int64_t S = out.block_size;
     for (int64_t r = 0; r < logits.rows; ++r) {
       const int64_t start = bounds.start[size_t(r)], end = bounds.end[size_t(r)];
@@ -52,9 +52,9 @@ public:
 
 // The candidate mask keeps whole candidate blocks: the columns of the block
 // holding the row's last entry leak past L_r (up to the block's end).
-class MaskPastRowEnd final : public ReferenceWithBug {
+class MaskPastRowEnd final : public ForwardingOps {
 public:
-  using ReferenceWithBug::ReferenceWithBug;
+  using ForwardingOps::ForwardingOps;
   void candidate_topk(const Logits& logits, const RowBounds& bounds, const CandidateBlocks& candidates,
                       TopkIndices& out) override {
     RowBounds leaky = bounds;
@@ -64,7 +64,7 @@ public:
       if (start < 0 || len < 0 || start > logits.width) continue;  // the reference reports it
       leaky.end[size_t(r)] = start + std::min(logits.width - start, (len + S - 1) / S * S);
     }
-    reference().candidate_topk(logits, leaky, candidates, out);
+    inner().candidate_topk(logits, leaky, candidates, out);
   }
 };
 
@@ -82,21 +82,16 @@ std::vector<ReduceStep> reversed_head_chain(int heads) {
   return prog;
 }
 
-class CompactOwnHeadOrder final : public ReferenceWithBug {
+class CompactOwnHeadOrder final : public ForwardingOps {
 public:
-  using ReferenceWithBug::ReferenceWithBug;
+  using ForwardingOps::ForwardingOps;
   void compact_candidate_logits(const DecodeProblem& p, const Profile& profile, const CandidateBlocks& candidates,
                                 Logits& out) override {
     Profile own = profile;
     own.build_reduction = reversed_head_chain;
-    reference().compact_candidate_logits(p, own, candidates, out);
+    inner().compact_candidate_logits(p, own, candidates, out);
   }
 };
-
-template <class Bug>
-Mutant mutant(std::string name, std::string bug, const char* killed_by) {
-  return make_mutant(name, std::move(bug), killed_by, [name] { return std::make_unique<Bug>(name); });
-}
 
 }  // namespace
 

@@ -96,7 +96,7 @@ std::vector<Mutant> comparator_mutants() {
       "asserts the tolerance itself. Every output passes, so no property run can see it; the comparator "
       "self-test (known-wrong pairs must FAIL) kills it.",
       "comparator_test:logits_comparator_self_test",
-      [] { return std::make_unique<ReferenceWithBug>("assert_checks_nothing"); });
+      [] { return std::make_unique<ForwardingOps>("assert_checks_nothing"); });
   m.comparator_test = [] {
     const LogitsComparator mutated = check_logits_vacuous_tolerance;
     return !logits_comparator_self_test(mutated).empty();

@@ -13,15 +13,15 @@ namespace {
 
 // Reads the problem the kernel sees; nullopt-like `false` when the bug does
 // not trigger on it (then the reference runs unchanged).
-class ProblemBug : public ReferenceWithBug {
+class ProblemBug : public ForwardingOps {
 public:
-  using ReferenceWithBug::ReferenceWithBug;
+  using ForwardingOps::ForwardingOps;
   void decode_logits(const DecodeProblem& p, const Profile& profile, Logits& out) override {
     DecodeProblem seen = p;
     if (distort(seen))
-      reference().decode_logits(seen, profile, out);
+      inner().decode_logits(seen, profile, out);
     else
-      reference().decode_logits(p, profile, out);
+      inner().decode_logits(p, profile, out);
   }
 
 protected:
@@ -108,9 +108,9 @@ public:
 // search lands on q_idx == batch_size and reads prefix_sum[batch_size], past
 // its shared-memory array: an illegal memory access that kills the launch.
 // Re-created as the fault itself, without the undefined behaviour.
-class ScheduleAllEmpty final : public ReferenceWithBug {
+class ScheduleAllEmpty final : public ForwardingOps {
 public:
-  using ReferenceWithBug::ReferenceWithBug;
+  using ForwardingOps::ForwardingOps;
   void decode_logits(const DecodeProblem& p, const Profile& profile, Logits& out) override {
     p.validate();
     bool any_work = false;
@@ -119,7 +119,7 @@ public:
       throw std::runtime_error(
           "device fault (emulated): illegal memory access in the paged MQA logits schedule, which read "
           "prefix_sum[batch_size] because every context length is 0");
-    reference().decode_logits(p, profile, out);
+    inner().decode_logits(p, profile, out);
   }
 };
 
@@ -127,49 +127,19 @@ public:
 // the lane's partial: RN(RN(S_even * s) + RN(S_odd * s)) for
 // RN(RN(S_even + S_odd) * s). Equal in exact arithmetic; the roundings differ
 // unless s is a power of two (ue8m0 scales) or H = 8 (one partial per lane).
-std::vector<ReduceStep> sm90_scaled_parities(int heads) {
-  if (heads < 8 || heads % 8)
-    throw InvalidInput("heads", "deepgemm_sm90 takes a multiple of 8 heads, got " + std::to_string(heads));
-  const int groups = heads / 8;
-  auto heads_of = [groups](int first) {
-    std::vector<int> h;
-    for (int g = 0; g < groups; ++g) h.push_back(first + 8 * g);
-    return h;
-  };
-  std::vector<ReduceStep> prog;
-  int32_t next = 0;
-  std::vector<int32_t> lanes;
-  for (int q = 0; q < 4; ++q) {
-    if (groups == 1) {
-      lanes.push_back(reduce::scale(prog, next, reduce::fma_chain_from_pair(prog, next, {2 * q, 2 * q + 1})));
-      continue;
-    }
-    const int32_t even = reduce::scale(prog, next, reduce::fma_chain_from_pair(prog, next, heads_of(2 * q)));
-    const int32_t odd = reduce::scale(prog, next, reduce::fma_chain_from_pair(prog, next, heads_of(2 * q + 1)));
-    lanes.push_back(reduce::add(prog, next, even, odd));
-  }
-  reduce::butterfly(prog, next, lanes, {1, 2});
-  return prog;
-}
-
-class ScaleOnWrongPartial final : public ReferenceWithBug {
+class ScaleOnWrongPartial final : public ForwardingOps {
 public:
-  explicit ScaleOnWrongPartial(std::string name) : ReferenceWithBug(std::move(name)) {
+  explicit ScaleOnWrongPartial(std::string name) : ForwardingOps(std::move(name)) {
     mutated_ = find_profile("deepgemm_sm90");
-    mutated_.build_reduction = sm90_scaled_parities;
+    mutated_.build_reduction = [](int heads) { return deepgemm_sm90_reduction(heads, Sm90KScale::parity_partials); };
   }
   void decode_logits(const DecodeProblem& p, const Profile& profile, Logits& out) override {
-    reference().decode_logits(p, profile.name == "deepgemm_sm90" ? mutated_ : profile, out);
+    inner().decode_logits(p, profile.name == "deepgemm_sm90" ? mutated_ : profile, out);
   }
 
 private:
   Profile mutated_;
 };
-
-template <class Bug>
-Mutant mutant(std::string name, std::string bug, const char* killed_by) {
-  return make_mutant(name, std::move(bug), killed_by, [name] { return std::make_unique<Bug>(name); });
-}
 
 }  // namespace
 

@@ -10,9 +10,9 @@ namespace dsa::fuzz::detail {
 
 namespace {
 
-class TwinTopk final : public ReferenceWithBug {
+class TwinTopk final : public ForwardingOps {
 public:
-  TwinTopk(std::string name, std::unique_ptr<IndexerOps> twin) : ReferenceWithBug(std::move(name)), twin_(std::move(twin)) {}
+  TwinTopk(std::string name, std::unique_ptr<IndexerOps> twin) : ForwardingOps(std::move(name)), twin_(std::move(twin)) {}
   void topk(const Logits& logits, const RowBounds& bounds, TopkIndices& out) override { twin_->topk(logits, bounds, out); }
 
 private:

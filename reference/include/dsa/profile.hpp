@@ -146,4 +146,14 @@ int32_t butterfly(std::vector<ReduceStep>& prog, int32_t& next_reg, std::vector<
                   const std::vector<int>& distances);
 }  // namespace reduce
 
+// DeepGEMM SM90's head sum (the deepgemm_sm90 profile's program, built in
+// profiles/deepgemm.cpp), with the place of the K scale as a parameter so that
+// the mutant that moves it (fuzz/src/mutants_logits.cpp) reuses the builder.
+enum class Sm90KScale : uint8_t {
+  lane_sum,         // the kernel: P_q = RN(RN(S_even + S_odd) * s)
+  parity_partials,  // the bug: P_q = RN(RN(S_even * s) + RN(S_odd * s)) (the same as lane_sum for H = 8)
+};
+// Throws InvalidInput("heads", ...) unless heads is a positive multiple of 8.
+std::vector<ReduceStep> deepgemm_sm90_reduction(int heads, Sm90KScale k_scale = Sm90KScale::lane_sum);
+
 }  // namespace dsa

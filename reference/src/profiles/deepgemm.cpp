@@ -11,30 +11,7 @@ std::vector<int> heads_of(int first, int stride, int count) {
   return h;
 }
 
-// Lane q = lane % 4 of a quad holds heads 8g + 2q (even partial) and 8g + 2q + 1
-// (odd partial); each partial is fma(w_g0, r_g0, RN(w_g1 * r_g1)) then fma in g
-// order; P_q = RN(RN(S_even + S_odd) * s); logit = RN(RN(P0 + P1) + RN(P2 + P3)).
-// With one group (H = 8) the compiler fuses the even head onto the odd product.
-std::vector<ReduceStep> sm90_reduction(int heads) {
-  require_heads_multiple("deepgemm_sm90", heads, 8, "the kernel asserts kNumHeads % 8 == 0");
-  const int groups = heads / 8;
-  std::vector<ReduceStep> prog;
-  int32_t next = 0;
-  std::vector<int32_t> lanes;
-  for (int q = 0; q < 4; ++q) {
-    int32_t sum;
-    if (groups == 1) {
-      sum = reduce::fma_chain_from_pair(prog, next, {2 * q, 2 * q + 1});
-    } else {
-      const int32_t even = reduce::fma_chain_from_pair(prog, next, heads_of(2 * q, 8, groups));
-      const int32_t odd = reduce::fma_chain_from_pair(prog, next, heads_of(2 * q + 1, 8, groups));
-      sum = reduce::add(prog, next, even, odd);
-    }
-    lanes.push_back(reduce::scale(prog, next, sum));
-  }
-  reduce::butterfly(prog, next, lanes, {1, 2});  // __shfl_xor 1, then 2
-  return prog;
-}
+std::vector<ReduceStep> sm90_reduction(int heads) { return deepgemm_sm90_reduction(heads); }
 
 // One thread holds every head of one entry: four fma chains from +0 (float2
 // sum_0 = heads (4g, 4g+1), sum_1 = heads (4g+2, 4g+3), g ascending), then
@@ -121,3 +98,36 @@ Profile deepgemm_sm100_bf16() {
 }
 
 }  // namespace dsa::profiles
+
+namespace dsa {
+
+// Lane q = lane % 4 of a quad holds heads 8g + 2q (even partial) and 8g + 2q + 1
+// (odd partial); each partial is fma(w_g0, r_g0, RN(w_g1 * r_g1)) then fma in g
+// order; P_q = RN(RN(S_even + S_odd) * s); logit = RN(RN(P0 + P1) + RN(P2 + P3)).
+// With one group (H = 8) the compiler fuses the even head onto the odd product.
+std::vector<ReduceStep> deepgemm_sm90_reduction(int heads, Sm90KScale k_scale) {
+  profiles::require_heads_multiple("deepgemm_sm90", heads, 8, "the kernel asserts kNumHeads % 8 == 0");
+  const int groups = heads / 8;
+  std::vector<ReduceStep> prog;
+  int32_t next = 0;
+  std::vector<int32_t> lanes;
+  for (int q = 0; q < 4; ++q) {
+    if (groups == 1) {
+      lanes.push_back(reduce::scale(prog, next, reduce::fma_chain_from_pair(prog, next, {2 * q, 2 * q + 1})));
+      continue;
+    }
+    int32_t even = reduce::fma_chain_from_pair(prog, next, profiles::heads_of(2 * q, 8, groups));
+    int32_t odd = reduce::fma_chain_from_pair(prog, next, profiles::heads_of(2 * q + 1, 8, groups));
+    if (k_scale == Sm90KScale::parity_partials) {
+      even = reduce::scale(prog, next, even);
+      odd = reduce::scale(prog, next, odd);
+      lanes.push_back(reduce::add(prog, next, even, odd));
+    } else {
+      lanes.push_back(reduce::scale(prog, next, reduce::add(prog, next, even, odd)));
+    }
+  }
+  reduce::butterfly(prog, next, lanes, {1, 2});  // __shfl_xor 1, then 2
+  return prog;
+}
+
+}  // namespace dsa
