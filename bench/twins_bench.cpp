@@ -1,10 +1,11 @@
-// The top-k twins against the reference's top-k on rows of 128k columns, k
-// 2048 (DeepSeek V3.2) and 512 (V4), then a table of the ratios.
+// Every implementation of the table that takes the top-k op, against the
+// reference's, on rows of 128k columns, k 2048 (DeepSeek V3.2) and 512 (V4),
+// then a table of the ratios (reference / implementation, in the same run).
 //
 // Two value distributions: N(0, 1), where the coarse fp16 pass decides almost
 // everything, and indexer-like logits clustered in a narrow band (N(4, 0.01)),
 // where most of a row shares a few coarse bins and the fine passes run.
-// "rows 16" runs 16 rows on every thread (all three parallelize over rows),
+// "rows 16" runs 16 rows on every thread (each parallelizes over rows),
 // "rows 1" one row on one thread. Run: build/twins_bench
 #include <benchmark/benchmark.h>
 
@@ -13,8 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "dsa/optimized/persistent_topk.hpp"
-#include "dsa/optimized/radix_topk.hpp"
+#include "dsa/optimized/implementations.hpp"
 #include "dsa/rng.hpp"
 #include "dsa/topk.hpp"
 
@@ -33,26 +33,12 @@ dsa::RowBounds full_rows(int64_t rows) {
   return {std::vector<int64_t>(size_t(rows), 0), std::vector<int64_t>(size_t(rows), kColumns)};
 }
 
-void run_reference(benchmark::State& state, int64_t rows, int k, bool clustered) {
-  const dsa::Logits l = make_rows(rows, clustered);
-  const std::vector<int64_t> lens(size_t(rows), kColumns);
-  std::vector<int32_t> one_row(static_cast<size_t>(k));
-  for (auto _ : state) {
-    if (rows == 1) {  // the per-row function itself, without a parallel region
-      dsa::topk_row(l.values.data(), kColumns, k, one_row.data());
-      benchmark::DoNotOptimize(one_row.data());
-    } else {
-      benchmark::DoNotOptimize(dsa::topk_rows(l, lens, k).indices.data());
-    }
-  }
-}
-
-void run_twin(benchmark::State& state, std::unique_ptr<dsa::IndexerOps> twin, int64_t rows, int k, bool clustered) {
+void run_topk(benchmark::State& state, std::unique_ptr<dsa::IndexerOps> impl, int64_t rows, int k, bool clustered) {
   const dsa::Logits l = make_rows(rows, clustered);
   const dsa::RowBounds bounds = full_rows(rows);
   dsa::TopkIndices out{rows, k, std::vector<int32_t>(size_t(rows) * size_t(k))};
   for (auto _ : state) {
-    twin->topk(l, bounds, out);
+    impl->topk(l, bounds, out);
     benchmark::DoNotOptimize(out.indices.data());
   }
 }
@@ -88,27 +74,18 @@ int main(int argc, char** argv) {
   for (const int64_t rows : {16, 1})
     for (const int k : {2048, 512})
       for (const bool clustered : {false, true}) cases.push_back({rows, k, clustered});
-  for (const Case& c : cases) {
-    benchmark::RegisterBenchmark(case_name("reference", c.rows, c.k, c.clustered).c_str(),
-                                 [c](benchmark::State& s) { run_reference(s, c.rows, c.k, c.clustered); })
-        ->Unit(benchmark::kMillisecond)
-        ->MeasureProcessCPUTime()
-        ->UseRealTime();
-    benchmark::RegisterBenchmark(case_name("cpu_radix_topk", c.rows, c.k, c.clustered).c_str(),
-                                 [c](benchmark::State& s) {
-                                   run_twin(s, dsa::optimized::make_cpu_radix_topk(), c.rows, c.k, c.clustered);
-                                 })
-        ->Unit(benchmark::kMillisecond)
-        ->MeasureProcessCPUTime()
-        ->UseRealTime();
-    benchmark::RegisterBenchmark(case_name("cpu_persistent_topk", c.rows, c.k, c.clustered).c_str(),
-                                 [c](benchmark::State& s) {
-                                   run_twin(s, dsa::optimized::make_cpu_persistent_topk(), c.rows, c.k, c.clustered);
-                                 })
-        ->Unit(benchmark::kMillisecond)
-        ->MeasureProcessCPUTime()
-        ->UseRealTime();
-  }
+  // The table lists the reference first: the baseline of the ratios.
+  const std::string baseline = dsa::optimized::implementations().front().name;
+  std::vector<const dsa::optimized::Implementation*> impls;
+  for (const auto* entry : dsa::optimized::implementations_taking(dsa::Op::topk))
+    if (entry->available()) impls.push_back(entry);
+  for (const Case& c : cases)
+    for (const auto* entry : impls)
+      benchmark::RegisterBenchmark(case_name(entry->name.c_str(), c.rows, c.k, c.clustered).c_str(),
+                                   [c, entry](benchmark::State& s) { run_topk(s, entry->make(), c.rows, c.k, c.clustered); })
+          ->Unit(benchmark::kMillisecond)
+          ->MeasureProcessCPUTime()
+          ->UseRealTime();
   benchmark::Initialize(&argc, argv);
   RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
@@ -116,18 +93,23 @@ int main(int argc, char** argv) {
   // Wall time is what a user waits; process CPU time (all threads) is the
   // work done, and stays meaningful on a machine shared with other jobs.
   for (const auto* times : {&reporter.wall, &reporter.cpu}) {
-    std::printf("\nreference / twin, %s (above 1: the twin is faster)\n",
+    std::printf("\n%s / implementation, %s (above 1: the implementation is faster)\n", baseline.c_str(),
                 times == &reporter.wall ? "wall time" : "process CPU time");
-    std::printf("%-28s %16s %20s\n", "case", "cpu_radix_topk", "cpu_persistent_topk");
+    std::printf("%-28s", "case");
+    for (const auto* entry : impls)
+      if (entry->name != baseline) std::printf(" %22s", entry->name.c_str());
+    std::printf("\n");
     for (const Case& c : cases) {
-      const auto ref = times->find(case_name("reference", c.rows, c.k, c.clustered));
+      const auto ref = times->find(case_name(baseline.c_str(), c.rows, c.k, c.clustered));
       if (ref == times->end()) continue;
-      auto ratio = [&](const char* impl) {
-        const auto twin = times->find(case_name(impl, c.rows, c.k, c.clustered));
-        return twin == times->end() ? 0.0 : ref->second / twin->second;
-      };
       const std::string label = case_name("", c.rows, c.k, c.clustered).substr(1);
-      std::printf("%-28s %15.2fx %19.2fx\n", label.c_str(), ratio("cpu_radix_topk"), ratio("cpu_persistent_topk"));
+      std::printf("%-28s", label.c_str());
+      for (const auto* entry : impls) {
+        if (entry->name == baseline) continue;
+        const auto other = times->find(case_name(entry->name.c_str(), c.rows, c.k, c.clustered));
+        std::printf(" %21.2fx", other == times->end() ? 0.0 : ref->second / other->second);
+      }
+      std::printf("\n");
     }
   }
   benchmark::Shutdown();

@@ -15,6 +15,7 @@
 #include "dsa/fuzz/campaign.hpp"
 #include "dsa/fuzz/implementations.hpp"
 #include "dsa/fuzz/mutants.hpp"
+#include "dsa/optimized/implementations.hpp"
 
 namespace dsa::cli {
 namespace {
@@ -91,7 +92,11 @@ int list_everything() {
   fmt::print("properties:\n");
   for (const auto& p : properties()) fmt::print("  {:<38} {}\n", p.name, p.description);
   fmt::print("implementations (--impl):\n");
-  for (const auto& name : implementation_names()) fmt::print("  {}\n", name);
+  for (const auto& entry : optimized::implementations())
+    fmt::print("  {:<24} {:<5} {:<10} {}\n      {}\n", entry.name, optimized::to_string(entry.device),
+               entry.available() ? "available" : "not here", entry.description, describe(entry.contract));
+  fmt::print("  {:<24} {:<5} {:<10} {}\n", std::string(kExternalPrefix) + "COMMAND", "any", "",
+             "a command run per call in the external exchange (docs/fuzzing.md)");
   fmt::print("mutants (--mutants all, or --mutant NAME):\n");
   for (const Mutant& m : mutant_catalog()) fmt::print("  {:<44} {:<36} {}\n", m.name, m.killed_by, m.bug);
   return kExitOk;

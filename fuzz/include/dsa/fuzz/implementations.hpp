@@ -1,6 +1,6 @@
 // Implementations under test by name, as `dsa-oracle fuzz --impl NAME` takes
-// them: "reference", the CPU twins (optimized/cpu: cpu_radix_topk,
-// cpu_persistent_topk, cpu_compact_candidates), and "external:COMMAND".
+// them: the entries of the table (optimized/implementations.hpp), and
+// "external:COMMAND", the one implementation made at run time.
 // Mutants are not here: only the fuzzer's --mutant option and the tests reach them.
 #pragma once
 
@@ -15,8 +15,9 @@ namespace dsa::fuzz {
 
 inline constexpr std::string_view kExternalPrefix = "external:";
 
-std::vector<std::string> implementation_names();  // the fixed names, then "external:COMMAND"
-// Throws InvalidInput("impl", ...) listing the names for an unknown one.
+std::vector<std::string> implementation_names();  // the table's names, then "external:COMMAND"
+// Throws InvalidInput("impl", ...) listing the names for an unknown one, and
+// for an entry that is built but cannot run on this machine (no GPU).
 std::unique_ptr<IndexerOps> make_implementation(std::string_view name);
 
 }  // namespace dsa::fuzz
