@@ -1,12 +1,18 @@
-// `dsa-oracle check`: judges a kernel's outputs for a golden set.
+// `dsa-oracle check`: judges a kernel's outputs for a golden set, read from
+// an outputs folder (--outputs) or made in process by an implementation of
+// the table (--impl).
 #include <memory>
 #include <optional>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include "command_registry.hpp"
 #include "dsa/dataset/check.hpp"
 #include "dsa/dataset/safetensors.hpp"
+#include "dsa/error.hpp"
+#include "dsa/fuzz/implementations.hpp"
+#include "dsa/optimized/implementations.hpp"
 
 namespace dsa::cli {
 namespace {
@@ -14,6 +20,7 @@ namespace {
 struct CheckCliOptions {
   std::string golden;
   std::string outputs;
+  std::string impl;
   std::optional<double> tolerance;
   std::string json;
   bool quiet = false;
@@ -21,10 +28,11 @@ struct CheckCliOptions {
 
 void print_case(const dataset::CaseCheck& c, bool quiet) {
   fmt::print("{:<48} {:<26} {}\n", c.file, c.op, dataset::to_string(c.status));
-  if (c.status == dataset::CaseStatus::bad_input) {
+  if (c.status == dataset::CaseStatus::bad_input || c.status == dataset::CaseStatus::not_run) {
     fmt::print("    {}\n", c.error);
     return;
   }
+  if (!c.from_golden.empty()) fmt::print("    (read from the golden file, not judged: {})\n", fmt::join(c.from_golden, ", "));
   for (const auto& e : c.report.entries()) {
     if (e.passed && quiet) continue;
     fmt::print("    {}\n", e.summary);
@@ -45,18 +53,29 @@ void print_case(const dataset::CaseCheck& c, bool quiet) {
 }
 
 int check(const CheckCliOptions& o) {
+  if (o.impl.empty() == o.outputs.empty())
+    throw InvalidInput("outputs", "give exactly one of --outputs DIR (outputs made elsewhere) and --impl NAME (run an "
+                                  "implementation in process)");
   dataset::CheckOptions options;
   options.tolerance = o.tolerance;
-  const dataset::SetCheck result = dataset::check_golden_set(o.golden, o.outputs, options);
-  size_t passed = 0, failed = 0, bad = 0;
-  for (const auto& c : result.cases) {
-    print_case(c, o.quiet);
-    (c.status == dataset::CaseStatus::passed ? passed : c.status == dataset::CaseStatus::failed ? failed : bad)++;
+  dataset::SetCheck result;
+  if (o.impl.empty()) {
+    result = dataset::check_golden_set(o.golden, o.outputs, options);
+  } else {
+    const optimized::Implementation& entry = optimized::find_implementation(o.impl);
+    const std::unique_ptr<IndexerOps> impl = fuzz::make_implementation(o.impl);  // refuses one that cannot run here
+    result = dataset::check_implementation(o.golden, *impl, entry.contract, options);
   }
+  for (const auto& c : result.cases) print_case(c, o.quiet);
   const auto report = result.report();
-  fmt::print("\n{} cases: {} passed, {} failed, {} bad input; {} checks, {} failed ({})\n", result.cases.size(), passed,
-             failed, bad, report.entries().size(), report.failed_count(),
+  fmt::print("\n{} cases: {} passed, {} failed, {} bad input, {} not run; {} checks, {} failed ({})\n",
+             result.cases.size(), result.count(dataset::CaseStatus::passed), result.count(dataset::CaseStatus::failed),
+             result.count(dataset::CaseStatus::bad_input), result.count(dataset::CaseStatus::not_run),
+             report.entries().size(), report.failed_count(),
              o.tolerance ? fmt::format("tolerance {:g}", *o.tolerance) : std::string("bit-exact"));
+  if (result.checked_nothing())
+    fmt::print("nothing was checked{}: that is not a pass (exit 1)\n",
+               o.impl.empty() ? std::string() : ": " + o.impl + " takes none of this set's cases");
   if (!o.json.empty()) {
     const std::string text = result.to_json().dump(2) + "\n";
     dataset::write_file_atomically(o.json, std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
@@ -66,9 +85,15 @@ int check(const CheckCliOptions& o) {
 
 const Registrar registrar("check", 41, [](CLI::App& app) {
   auto o = std::make_shared<CheckCliOptions>();
-  auto* sub = app.add_subcommand("check", "Judge a kernel's outputs for a golden set (exit 1 on a failed check, 2 on bad input)");
+  auto* sub = app.add_subcommand(
+      "check", "Judge a kernel's outputs for a golden set (exit 1 on a failed check or when nothing was checked, 2 on bad input)");
   sub->add_option("--golden", o->golden, "Golden set folder (with manifest.json)")->required();
-  sub->add_option("--outputs", o->outputs, "Folder of the kernel's outputs: one safetensors file per case, same names")->required();
+  auto* outputs =
+      sub->add_option("--outputs", o->outputs, "Folder of the kernel's outputs: one safetensors file per case, same names");
+  sub->add_option("--impl", o->impl,
+                  "Run this implementation of the table in process on every case instead (`fuzz --list` names them); "
+                  "cases it does not take are reported as not run")
+      ->excludes(outputs);
   sub->add_option("--tolerance", o->tolerance, "Absolute tolerance for logits and the top-k rule (default: bit-exact)")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--json", o->json, "Write the JSON report (schema dsa-oracle/report/1, plus \"cases\") to this file");

@@ -7,6 +7,7 @@
 
 #include "dsa/dataset/check.hpp"
 #include "dsa/dataset/manifest.hpp"
+#include "dsa/optimized/implementations.hpp"
 #include "golden_test_support.hpp"
 
 namespace dsa::golden_test {
@@ -60,6 +61,21 @@ TEST_P(GoldenRegen, CommittedSetChecksAgainstItself) {
   const std::string committed = (fs::path(source_dir()) / "data" / "golden" / GetParam()).string();
   const dataset::SetCheck result = dataset::check_golden_set(committed, committed);
   EXPECT_EQ(result.exit_code(), 0) << result.report().to_text();
+}
+
+// The reference run in process through IndexerOps (`check --impl reference`)
+// passes every case of every committed set, with every stage its own.
+TEST_P(GoldenRegen, ReferenceInProcessPasses) {
+  const std::string committed = (fs::path(source_dir()) / "data" / "golden" / GetParam()).string();
+  const optimized::Implementation& reference = optimized::find_implementation("reference");
+  const auto impl = reference.make();
+  const dataset::SetCheck result = dataset::check_implementation(committed, *impl, reference.contract);
+  EXPECT_EQ(result.exit_code(), 0) << result.report().to_text();
+  EXPECT_EQ(result.count(dataset::CaseStatus::passed), result.cases.size());
+  for (const auto& c : result.cases) {
+    EXPECT_FALSE(c.ops_run.empty()) << c.file;
+    EXPECT_TRUE(c.from_golden.empty()) << c.file << ": the reference takes every stage";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Committed, GoldenRegen, ::testing::ValuesIn(committed_sets()),

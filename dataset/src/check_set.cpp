@@ -1,8 +1,12 @@
-// A whole golden set judged: manifest hashes, then each case's outputs.
+// A whole golden set judged: manifest hashes, then each case's outputs, read
+// from an outputs folder or made in process by an implementation.
 #include <filesystem>
+#include <functional>
+#include <optional>
 
 #include "dsa/dataset/check.hpp"
 #include "dsa/dataset/manifest.hpp"
+#include "dsa/dataset/run_case.hpp"
 #include "dsa/error.hpp"
 
 namespace dsa::dataset {
@@ -10,40 +14,94 @@ namespace {
 
 namespace fs = std::filesystem;
 
-CaseCheck check_one(const ManifestCase& entry, const fs::path& golden_dir, const fs::path& outputs_dir,
-                    const CheckOptions& options) {
-  CaseCheck cc;
+// The golden case of a manifest entry, its hash verified; nullopt (and cc
+// marked bad input) when the file is missing, corrupt or modified.
+std::optional<GoldenCase> read_checked(const ManifestCase& entry, const fs::path& golden_dir, CaseCheck& cc) {
   cc.file = entry.file;
   cc.op = entry.op;
   const std::string golden_path = (golden_dir / entry.file).string();
-  const std::string outputs_path = (outputs_dir / entry.file).string();
-  GoldenCase golden;
   try {
     const std::string actual_hash = sha256_file(golden_path);
     if (actual_hash != entry.sha256)
       throw InvalidInput(golden_path, "does not match its manifest hash (manifest sha256 " + entry.sha256 + ", file " +
                                           actual_hash + "): the golden file was modified or corrupted; regenerate the set "
                                           "with `dsa-oracle golden` or restore it");
-    golden = read_golden_case(read_safetensors(golden_path));
+    return read_golden_case(read_safetensors(golden_path));
   } catch (const InvalidInput& e) {
     cc.status = CaseStatus::bad_input;
     cc.error = "golden file " + (e.argument() == golden_path ? "" : golden_path + ": ") + e.what();
-    return cc;
+    return std::nullopt;
   }
+}
+
+CaseCheck check_one(const ManifestCase& entry, const fs::path& golden_dir, const fs::path& outputs_dir,
+                    const CheckOptions& options) {
+  CaseCheck cc;
+  const std::optional<GoldenCase> golden = read_checked(entry, golden_dir, cc);
+  if (!golden) return cc;
+  const std::string outputs_path = (outputs_dir / entry.file).string();
   try {
     if (!fs::exists(outputs_path))
       throw InvalidInput(outputs_path, "missing: the kernel's outputs for case " + entry.file +
                                            " go in a file of the same name in the outputs folder");
     const Safetensors file = read_safetensors(outputs_path);
-    const GoldenOutputs actual = read_outputs(file, golden);
+    const GoldenOutputs actual = read_outputs(file, *golden);
     cc.checked = actual.names();
-    cc.report = check_case(golden, actual, entry.file, options);
+    cc.report = check_case(*golden, actual, entry.file, options);
     cc.status = cc.report.passed() ? CaseStatus::passed : CaseStatus::failed;
   } catch (const InvalidInput& e) {
     cc.status = CaseStatus::bad_input;
     cc.error = "outputs file " + (e.argument() == outputs_path ? "" : outputs_path + ": ") + e.what();
   }
   return cc;
+}
+
+std::string joined(const std::vector<std::string>& parts) {
+  std::string s;
+  for (const auto& p : parts) s += (s.empty() ? "" : "; ") + p;
+  return s;
+}
+
+CaseCheck run_one(const ManifestCase& entry, const fs::path& golden_dir, IndexerOps& impl, const Contract& contract,
+                  const CheckOptions& options) {
+  CaseCheck cc;
+  const std::optional<GoldenCase> golden = read_checked(entry, golden_dir, cc);
+  if (!golden) return cc;
+  const CaseRun run = run_case(impl, contract, *golden);
+  cc.ops_run = run.ops_run;
+  cc.from_golden = run.from_golden;
+  cc.checked = run.outputs.names();
+  if (!run.ran() && run.failure.empty()) {
+    cc.status = CaseStatus::not_run;
+    cc.error = joined(run.skipped);
+    return cc;
+  }
+  if (run.ran()) cc.report = check_case(*golden, run.outputs, entry.file, options);
+  if (!run.failure.empty()) {
+    oracle::Report::Entry e;
+    e.label = entry.file + "/run";
+    e.check = "run";
+    e.passed = false;
+    e.summary = "run: FAIL  " + run.failure;
+    e.details = {{"error", run.failure}, {"ops_run", run.ops_run}};
+    cc.report.add(std::move(e));
+    cc.error = run.failure;
+  }
+  cc.status = cc.report.passed() ? CaseStatus::passed : CaseStatus::failed;
+  return cc;
+}
+
+template <class Judge>
+SetCheck judge_set(const std::string& golden_dir, const Judge& judge,
+                   const std::function<void(size_t, size_t, const std::string&)>& progress) {
+  const Manifest manifest = read_manifest((fs::path(golden_dir) / std::string(kManifestFile)).string());
+  SetCheck result;
+  for (size_t i = 0; i < manifest.cases.size(); ++i) {
+    if (progress) progress(i, manifest.cases.size(), manifest.cases[i].file);
+    result.cases.push_back(judge(manifest.cases[i]));
+  }
+  if (progress) progress(manifest.cases.size(), manifest.cases.size(), "");
+  return result;
 }
 
 }  // namespace
@@ -53,23 +111,25 @@ std::string_view to_string(CaseStatus s) {
     case CaseStatus::passed: return "pass";
     case CaseStatus::failed: return "FAIL";
     case CaseStatus::bad_input: return "BAD INPUT";
+    case CaseStatus::not_run: return "not run";
   }
   return "?";
 }
 
-bool SetCheck::any_failed() const {
-  for (const auto& c : cases)
-    if (c.status == CaseStatus::failed) return true;
-  return false;
+size_t SetCheck::count(CaseStatus status) const {
+  size_t n = 0;
+  for (const auto& c : cases) n += c.status == status;
+  return n;
 }
 
-bool SetCheck::any_bad_input() const {
-  for (const auto& c : cases)
-    if (c.status == CaseStatus::bad_input) return true;
-  return false;
-}
+bool SetCheck::any_failed() const { return count(CaseStatus::failed) > 0; }
+bool SetCheck::any_bad_input() const { return count(CaseStatus::bad_input) > 0; }
+bool SetCheck::checked_nothing() const { return count(CaseStatus::passed) + count(CaseStatus::failed) == 0; }
 
-int SetCheck::exit_code() const { return any_bad_input() ? 2 : any_failed() ? 1 : 0; }
+int SetCheck::exit_code() const {
+  if (any_bad_input()) return 2;
+  return any_failed() || checked_nothing() ? 1 : 0;
+}
 
 oracle::Report SetCheck::report() const {
   oracle::Report all("dsa-oracle check");
@@ -83,7 +143,7 @@ oracle::Report SetCheck::report() const {
       e.details = {{"error", c.error}};
       all.add(std::move(e));
     } else {
-      all.append(c.report);
+      all.append(c.report);  // a case not run holds no check
     }
   }
   return all;
@@ -92,10 +152,18 @@ oracle::Report SetCheck::report() const {
 nlohmann::json SetCheck::to_json() const {
   nlohmann::json j = report().to_json();
   nlohmann::json list = nlohmann::json::array();
-  for (const auto& c : cases)
-    list.push_back({{"file", c.file}, {"op", c.op}, {"status", std::string(to_string(c.status))}, {"error", c.error},
-                    {"checked", c.checked}});
+  for (const auto& c : cases) {
+    nlohmann::json one = {{"file", c.file}, {"op", c.op}, {"status", std::string(to_string(c.status))},
+                          {"error", c.error}, {"checked", c.checked}};
+    if (!c.ops_run.empty() || !c.from_golden.empty()) {
+      one["ops_run"] = c.ops_run;
+      one["from_golden"] = c.from_golden;
+    }
+    list.push_back(std::move(one));
+  }
   j["cases"] = std::move(list);
+  j["not_run"] = count(CaseStatus::not_run);
+  j["checked_nothing"] = checked_nothing();
   j["exit_code"] = exit_code();
   return j;
 }
@@ -103,14 +171,17 @@ nlohmann::json SetCheck::to_json() const {
 SetCheck check_golden_set(const std::string& golden_dir, const std::string& outputs_dir, const CheckOptions& options,
                           const std::function<void(size_t, size_t, const std::string&)>& progress) {
   if (!fs::is_directory(outputs_dir)) throw InvalidInput("outputs", "'" + outputs_dir + "' is not a folder");
-  const Manifest manifest = read_manifest((fs::path(golden_dir) / std::string(kManifestFile)).string());
-  SetCheck result;
-  for (size_t i = 0; i < manifest.cases.size(); ++i) {
-    if (progress) progress(i, manifest.cases.size(), manifest.cases[i].file);
-    result.cases.push_back(check_one(manifest.cases[i], golden_dir, outputs_dir, options));
-  }
-  if (progress) progress(manifest.cases.size(), manifest.cases.size(), "");
-  return result;
+  return judge_set(
+      golden_dir, [&](const ManifestCase& entry) { return check_one(entry, golden_dir, outputs_dir, options); },
+      progress);
+}
+
+SetCheck check_implementation(const std::string& golden_dir, IndexerOps& impl, const Contract& contract,
+                              const CheckOptions& options,
+                              const std::function<void(size_t, size_t, const std::string&)>& progress) {
+  return judge_set(
+      golden_dir, [&](const ManifestCase& entry) { return run_one(entry, golden_dir, impl, contract, options); },
+      progress);
 }
 
 }  // namespace dsa::dataset
