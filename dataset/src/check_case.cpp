@@ -8,6 +8,7 @@
 #include "dsa/oracle/logits_check.hpp"
 #include "dsa/oracle/poison.hpp"
 #include "dsa/oracle/selection_check.hpp"
+#include "dsa/oracle/sparse_check.hpp"
 
 namespace dsa::dataset {
 namespace {
@@ -35,34 +36,6 @@ void add_selection(oracle::Report& report, const std::string& label, const oracl
   e.summary += " [" + source + (note.empty() ? "" : "; " + note) + "]";
   e.details["values"] = kernel_values ? "kernel" : "reference";
   report.add(std::move(e));
-}
-
-// sparse_block_ids and sparse_end are fixed by the candidate blocks: equality.
-oracle::Report::Entry sparse_blocks_entry(const std::string& label, const SparseBlocks& actual, const SparseBlocks& expected) {
-  int64_t rows_differing = 0;
-  std::vector<int64_t> first;
-  for (int64_t r = 0; r < expected.rows; ++r) {
-    const bool same = std::equal(actual.row(r), actual.row(r) + actual.num_sparse, expected.row(r)) &&
-                      actual.end[size_t(r)] == expected.end[size_t(r)];
-    if (same) continue;
-    ++rows_differing;
-    if (first.size() < 10) first.push_back(r);
-  }
-  oracle::Report::Entry e;
-  e.label = label;
-  e.check = "sparse_blocks";
-  e.passed = rows_differing == 0;
-  e.summary = e.passed ? "sparse_blocks: PASS  " + std::to_string(expected.rows) + " rows of ids and ends equal"
-                       : "sparse_blocks: FAIL  " + std::to_string(rows_differing) + " of " + std::to_string(expected.rows) +
-                             " rows differ in sparse_block_ids or sparse_end";
-  if (!e.passed) {
-    for (int64_t r : first) {
-      e.table += "  row " + std::to_string(r) + ": end " + std::to_string(actual.end[size_t(r)]) + " (expected " +
-                 std::to_string(expected.end[size_t(r)]) + ")\n";
-    }
-  }
-  e.details = {{"rows", expected.rows}, {"rows_differing", rows_differing}, {"first_rows", first}};
-  return e;
 }
 
 // The reference's outputs the judgement needs, computed when the golden file lacks them.
@@ -139,7 +112,7 @@ oracle::Report check_case(const GoldenCase& g, const GoldenOutputs& a, const std
                                      out::sparse_block_ids, oracle::kPoisonI32, opt.max_listed));
     report.add(at + out::sparse_end, oracle::check_written(oracle::IndexMatrix{a.sparse_blocks->end, R, 1}, out::sparse_end,
                                                            oracle::kPoisonI32, opt.max_listed));
-    report.add(sparse_blocks_entry(at + out::sparse_block_ids, *a.sparse_blocks, *ref.sparse_blocks));
+    report.add(at + out::sparse_block_ids, oracle::check_sparse_blocks(*a.sparse_blocks, *ref.sparse_blocks, opt.max_listed));
   }
   if (a.sparse_logits && ref.sparse_logits) {
     const std::vector<int64_t> ends(ref.sparse_blocks->end.begin(), ref.sparse_blocks->end.end());

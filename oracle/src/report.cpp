@@ -22,6 +22,9 @@ void Report::add(std::string label, const DeterminismVerdict& v) {
   entries_.push_back(make_entry(std::move(label), "determinism", v));
 }
 void Report::add(std::string label, const WrittenVerdict& v) { entries_.push_back(make_entry(std::move(label), "written", v)); }
+void Report::add(std::string label, const SparseBlocksVerdict& v) {
+  entries_.push_back(make_entry(std::move(label), "sparse_blocks", v));
+}
 
 void Report::append(const Report& other, std::string_view prefix) {
   for (Entry e : other.entries_) {

@@ -13,6 +13,7 @@
 #include "dsa/oracle/logits_check.hpp"
 #include "dsa/oracle/poison.hpp"
 #include "dsa/oracle/selection_check.hpp"
+#include "dsa/oracle/sparse_check.hpp"
 
 namespace dsa::oracle {
 
@@ -23,18 +24,21 @@ std::string summary_line(const LogitsVerdict& v);
 std::string summary_line(const SelectionVerdict& v);
 std::string summary_line(const DeterminismVerdict& v);
 std::string summary_line(const WrittenVerdict& v);
+std::string summary_line(const SparseBlocksVerdict& v);
 
 // The summary line, then (on failure) a few lines of table, worst rows first.
 std::string format_table(const LogitsVerdict& v);
 std::string format_table(const SelectionVerdict& v);
 std::string format_table(const DeterminismVerdict& v);
 std::string format_table(const WrittenVerdict& v);
+std::string format_table(const SparseBlocksVerdict& v);
 
 // The "details" object of one check (schema in docs/oracle.md).
 nlohmann::json to_json(const LogitsVerdict& v);
 nlohmann::json to_json(const SelectionVerdict& v);
 nlohmann::json to_json(const DeterminismVerdict& v);
 nlohmann::json to_json(const WrittenVerdict& v);
+nlohmann::json to_json(const SparseBlocksVerdict& v);
 
 // A float as JSON: a number when finite, else "nan", "inf" or "-inf".
 nlohmann::json float_json(float v);
@@ -45,7 +49,7 @@ class Report {
 public:
   struct Entry {
     std::string label;  // e.g. "case_0003/topk"
-    std::string check;  // "logits", "topk", "candidate_blocks", "determinism", "written"
+    std::string check;  // "logits", "topk", "candidate_blocks", "determinism", "written", "sparse_blocks"
     bool passed = true;
     std::string summary;
     std::string table;
@@ -58,6 +62,7 @@ public:
   void add(std::string label, const SelectionVerdict& v);
   void add(std::string label, const DeterminismVerdict& v);
   void add(std::string label, const WrittenVerdict& v);
+  void add(std::string label, const SparseBlocksVerdict& v);
   // A check of the caller's own (a manifest hash, a shape): `check` names it in the JSON.
   void add(Entry entry) { entries_.push_back(std::move(entry)); }
   // Merges another report's entries, their labels prefixed with `prefix`.
