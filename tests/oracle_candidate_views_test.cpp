@@ -3,10 +3,12 @@
 // own columns (reported in positions), on hand-worked rows.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "dsa/error.hpp"
+#include "dsa/rng.hpp"
 #include "dsa/oracle/candidate_views.hpp"
 #include "dsa/oracle/logits_check.hpp"
 #include "dsa/oracle/poison.hpp"
@@ -161,6 +163,52 @@ TEST(OracleCandidateViews, SparseColumnsSitAtTheirPositions) {
   // The top 2 are columns 11 and 10: positions 43 and 42.
   EXPECT_TRUE(check_topk_among(view(make_indices(1, 2, {43, 42})), cols).passed);
   EXPECT_FALSE(check_topk_among(view(make_indices(1, 2, {11, 10})), cols).passed);  // columns, not positions
+}
+
+TEST(OracleCandidateViews, MaskKeepsCandidateColumnsOnly) {
+  // Row 0 [2, 12): S = 4, blocks {0, 2}: positions 0..3 and 8, 9 (columns 2..5, 10, 11) stay.
+  std::vector<float> v(2 * 14);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = float(i);
+  const Logits l = make_logits(2, 14, v);
+  const CandidateBlocks c{2, 2, 4, {2, 0, /*row 1*/ -1, -1}};
+  const RowBounds b{{2, 0}, {12, 9}};
+  const Logits strided = expected_candidate_mask(l, b, c, CandidateMask::strided);
+  const std::vector<float> row0(strided.row(0), strided.row(0) + 14);
+  EXPECT_EQ(row0, (std::vector<float>{0, 1, 2, 3, 4, 5, -kInf, -kInf, -kInf, -kInf, 10, 11, 12, 13}));
+  EXPECT_EQ(strided.at(1, 0), -kInf);  // no candidate in row 1
+  EXPECT_EQ(strided.at(1, 9), 23.0f);  // past the row: as it was
+  const Logits full = expected_candidate_mask(l, b, c, CandidateMask::full);
+  EXPECT_EQ(full.at(0, 1), -kInf);
+  EXPECT_EQ(full.at(0, 12), -kInf);
+  EXPECT_EQ(full.at(0, 3), 3.0f);
+
+  // The same as the reference's mask on random rows, blocks past the row and NaN included.
+  Rng rng(11);
+  for (int trial = 0; trial < 30; ++trial) {
+    const int64_t rows = rng.uniform_int(1, 6), width = rng.uniform_int(1, 90);
+    const int32_t S = int32_t(rng.uniform_int(1, 9)), slots = int32_t(rng.uniform_int(1, 6));
+    Logits x = make_logits(rows, width, {});
+    for (auto& e : x.values) e = rng.uniform_int(0, 9) == 0 ? kNaN : float(rng.uniform_int(-5, 5));
+    RowBounds rb;
+    CandidateBlocks cand{rows, slots, S, {}};
+    for (int64_t r = 0; r < rows; ++r) {
+      rb.start.push_back(rng.uniform_int(0, width));
+      rb.end.push_back(rng.uniform_int(rb.start.back(), width));
+      std::vector<int32_t> used;
+      for (int32_t s = 0; s < slots; ++s) {
+        int32_t id = int32_t(rng.uniform_int(-1, width / S + 1));
+        if (std::find(used.begin(), used.end(), id) != used.end()) id = -1;
+        if (id >= 0) used.push_back(id);
+        cand.blocks.push_back(id);
+      }
+    }
+    for (const CandidateMask m : {CandidateMask::full, CandidateMask::strided}) {
+      Logits ref = x;
+      apply_candidate_mask(ref, rb, cand, m);
+      const Logits mine = expected_candidate_mask(x, rb, cand, m);
+      EXPECT_TRUE(check_logits(mine, ref, full_bounds(rows, width)).passed) << "trial " << trial;
+    }
+  }
 }
 
 TEST(OracleCandidateViews, BadShapesNameTheArgument) {

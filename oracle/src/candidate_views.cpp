@@ -166,6 +166,26 @@ Logits compact_written_view(const Logits& actual, const CandidateBlocks& candida
   return written;
 }
 
+Logits expected_candidate_mask(const Logits& logits, const RowBounds& bounds, const CandidateBlocks& candidates,
+                               CandidateMask variant) {
+  check_row_bounds(logits, bounds);
+  check_candidate_rows(candidates, logits.rows);
+  Logits out = logits;
+  for (int64_t r = 0; r < logits.rows; ++r) {
+    const int64_t start = bounds.start[size_t(r)], end = bounds.end[size_t(r)];
+    float* row = out.row(r);
+    std::vector<uint8_t> keep(size_t(end - start), 0);
+    for (const int64_t p : candidate_positions(candidates, r, end - start)) keep[size_t(p)] = 1;
+    for (int64_t n = start; n < end; ++n)
+      if (!keep[size_t(n - start)]) row[n] = -kInf;
+    if (variant == CandidateMask::full) {
+      std::fill(row, row + start, -kInf);
+      std::fill(row + end, row + logits.width, -kInf);
+    }
+  }
+  return out;
+}
+
 Logits compact_from_dense(const Logits& dense, const RowBounds& bounds, const CandidateBlocks& candidates) {
   check_row_bounds(dense, bounds);
   check_candidate_rows(candidates, dense.rows);

@@ -66,6 +66,13 @@ struct CompactViews {
 CompactViews compact_views(const Logits& actual, const Logits& expected, const CandidateBlocks& candidates,
                            std::span<const int64_t> lens);
 Logits compact_written_view(const Logits& actual, const CandidateBlocks& candidates, std::span<const int64_t> lens);
+// What a candidate mask must leave (SPEC 7): inside each row's [start, end),
+// -inf at every column that is not one of its candidate columns; outside it
+// -inf as well (full: vLLM's apply_candidate_mask) or the values as they were
+// (strided: the gfx942 launch). Every entry of the result is defined.
+Logits expected_candidate_mask(const Logits& logits, const RowBounds& bounds, const CandidateBlocks& candidates,
+                               CandidateMask variant);
+
 // What compact rows must hold if they equal the dense logits: values.row(r)[start_r + p]
 // at each defined entry, -inf elsewhere (lens = end - start).
 Logits compact_from_dense(const Logits& dense, const RowBounds& bounds, const CandidateBlocks& candidates);
