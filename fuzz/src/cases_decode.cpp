@@ -302,6 +302,22 @@ CandidateBlocks make_candidates(const DecodeCase& c, const DecodeProblem& proble
   return out;
 }
 
+CandidateBlocks make_candidates(const PrefillCase& c, const PrefillProblem& problem) {
+  CandidateBlocks out;
+  out.rows = problem.rows;
+  out.slots = c.candidate_slots;
+  out.block_size = c.candidate_block_size;
+  out.blocks.resize(size_t(out.rows) * size_t(out.slots));
+  const int64_t num_blocks = (problem.num_k + out.block_size - 1) / out.block_size;
+  for (int64_t r = 0; r < out.rows; ++r) {
+    Rng rng = stream({c.seed, c.rows[size_t(r)].seed, detail::kCandidates, 0});
+    detail::draw_candidate_row(out.row(r), out.slots, num_blocks, problem.ke[size_t(r)] - problem.ks[size_t(r)],
+                               out.block_size, rng);
+  }
+  out.validate();
+  return out;
+}
+
 PrefillProblem make_problem(const PrefillCase& c) {
   const Profile& profile = profile_of(c);
   PrefillProblem p;

@@ -72,6 +72,12 @@ T field(const json& j, const char* key) {
   }
 }
 
+// A field added after replay strings were first printed: absent in old ones.
+template <class T>
+T field_or(const json& j, const char* key, T absent) {
+  return j.contains(key) ? field<T>(j, key) : absent;
+}
+
 template <class E>
 E enum_field(const json& j, const char* key) {
   if (!j.contains(key)) throw InvalidInput("replay", std::string("missing field '") + key + "'");
@@ -117,6 +123,7 @@ json case_json(const DecodeCase& c) {
           {"profile", c.profile},
           {"candidate_block_size", c.candidate_block_size},
           {"candidate_slots", c.candidate_slots},
+          {"topk", c.topk},
           {"seed", c.seed},
           {"requests", reqs}};
 }
@@ -129,6 +136,8 @@ json case_json(const PrefillCase& c) {
           {"num_k", c.num_k},            {"q_codes", name(c.q_codes)},
           {"k_codes", name(c.k_codes)},  {"k_scales", name(c.k_scales)},
           {"weights", name(c.weights)},  {"profile", c.profile},
+          {"candidate_block_size", c.candidate_block_size},
+          {"candidate_slots", c.candidate_slots},
           {"seed", c.seed},              {"rows", rows}};
 }
 
@@ -219,6 +228,7 @@ FuzzCase case_from_json(const nlohmann::json& j) {
     c.profile = field<std::string>(j, "profile");
     c.candidate_block_size = field<int32_t>(j, "candidate_block_size");
     c.candidate_slots = field<int32_t>(j, "candidate_slots");
+    c.topk = field_or<int32_t>(j, "topk", DecodeCase{}.topk);
     c.seed = field<uint64_t>(j, "seed");
     for (const auto& r : field<json>(j, "requests"))
       c.requests.push_back({tuple_get<int32_t>(r, 0, "requests"), tuple_get<std::vector<int32_t>>(r, 1, "requests"),
@@ -236,6 +246,8 @@ FuzzCase case_from_json(const nlohmann::json& j) {
     c.k_scales = enum_field<ScaleKind>(j, "k_scales");
     c.weights = enum_field<WeightKind>(j, "weights");
     c.profile = field<std::string>(j, "profile");
+    c.candidate_block_size = field_or<int32_t>(j, "candidate_block_size", PrefillCase{}.candidate_block_size);
+    c.candidate_slots = field_or<int32_t>(j, "candidate_slots", PrefillCase{}.candidate_slots);
     c.seed = field<uint64_t>(j, "seed");
     for (const auto& r : field<json>(j, "rows"))
       c.rows.push_back({tuple_get<int64_t>(r, 0, "rows"), tuple_get<int64_t>(r, 1, "rows"),
@@ -290,18 +302,20 @@ std::string summary(const FuzzCase& fc) {
       reqs.push_back(s);
     }
     return fmt::format("decode B={} next_n={} H={} D={} {} {} page={} ratio={} {} lens=[{}] pages={} q={} k={} "
-                       "scales={} w={} {}",
+                       "scales={} w={} {} S={} C={} topk={}",
                        c->requests.size(), c->next_n, c->heads, c->head_dim, to_string(c->element),
                        to_string(c->layout), c->block_size, c->compress_ratio, c->lens_2d ? "2-D" : "1-D",
                        fmt::join(reqs, " "), name(c->page_table), name(c->q_codes), name(c->k_codes),
-                       name(c->k_scales), name(c->weights), c->profile);
+                       name(c->k_scales), name(c->weights), c->profile, c->candidate_block_size,
+                       c->candidate_slots, c->topk);
   }
   const auto& c = std::get<PrefillCase>(fc);
   std::vector<std::string> rows;
   for (const auto& r : c.rows) rows.push_back(fmt::format("[{},{})", r.ks, r.ks + r.len));
-  return fmt::format("prefill S={} N={} H={} D={} {} rows={} q={} k={} scales={} w={} {}", c.rows.size(), c.num_k,
-                     c.heads, c.head_dim, to_string(c.element), fmt::join(rows, " "), name(c.q_codes),
-                     name(c.k_codes), name(c.k_scales), name(c.weights), c.profile);
+  return fmt::format("prefill S={} N={} H={} D={} {} rows={} q={} k={} scales={} w={} {} candidate S={} C={}",
+                     c.rows.size(), c.num_k, c.heads, c.head_dim, to_string(c.element), fmt::join(rows, " "),
+                     name(c.q_codes), name(c.k_codes), name(c.k_scales), name(c.weights), c.profile,
+                     c.candidate_block_size, c.candidate_slots);
 }
 
 namespace {

@@ -78,7 +78,8 @@ rc::Gen<DecodeCase> gen_decode_case(const GenLimits& limits, DecodeGenOptions op
     const std::vector<RequestDraw> requests = *gen_list(request, limits.max_rows);
     DecodeCase c;
     enum Format { fn_flat, fnuz_flat, fnuz_preshuffle, mxfp4 };
-    const Format format = *pick<Format>({{4, fn_flat}, {2, fnuz_flat}, {2, fnuz_preshuffle}, {2, mxfp4}});
+    const Format format =
+        options.sparse_form ? mxfp4 : *pick<Format>({{4, fn_flat}, {2, fnuz_flat}, {2, fnuz_preshuffle}, {2, mxfp4}});
     c.element = format == fn_flat ? ElementFormat::e4m3fn
                 : format == mxfp4 ? ElementFormat::mxfp4
                                   : ElementFormat::e4m3fnuz;
@@ -118,9 +119,13 @@ rc::Gen<DecodeCase> gen_decode_case(const GenLimits& limits, DecodeGenOptions op
     c.weights = *pick<WeightKind>(
         {{5, WeightKind::normal}, {1, WeightKind::extreme}, {1, WeightKind::zero}, {2, WeightKind::positive}});
     std::vector<std::pair<int, std::string>> profiles;
-    for (const std::string& name : profile_names())
-      if (find_profile(name).accepts(c.element)) profiles.emplace_back(name == "exact" ? 3 : 1, name);
+    for (const std::string& name : profile_names()) {
+      const Profile& profile = find_profile(name);
+      if (profile.accepts(c.element) && (!options.sparse_form || profile.logits == Precision::bf16))
+        profiles.emplace_back(name == "exact" ? 3 : 1, name);
+    }
     std::stable_partition(profiles.begin(), profiles.end(), [](const auto& p) { return p.second == "exact"; });
+    if (profiles.empty()) throw std::logic_error("no profile takes the sparse form's MXFP4 with bf16 logits");
     c.profile = *pick<std::string>(profiles);
     std::vector<std::pair<int, std::pair<int32_t, int32_t>>> shapes;  // (H, D) the profile takes
     for (int32_t d : {64, 128})
@@ -129,8 +134,9 @@ rc::Gen<DecodeCase> gen_decode_case(const GenLimits& limits, DecodeGenOptions op
           shapes.emplace_back(1, std::make_pair(h, d));
     if (shapes.empty()) throw std::logic_error("profile " + c.profile + " takes no (H, D) of the fuzzer's");
     std::tie(c.heads, c.head_dim) = *pick(shapes);
-    c.candidate_block_size = *pick<int32_t>({8, 1, 4, 16});
+    c.candidate_block_size = options.sparse_form ? *pick<int32_t>({8, 16, 32, 64}) : *pick<int32_t>({8, 1, 4, 16});
     c.candidate_slots = *pick<int32_t>({4, 1, 2, 16, 64});
+    c.topk = *pick<int32_t>({{3, 8}, {1, 1}, {1, 3}, {2, 32}, {1, 512}});
     c.seed = *gen_seed();
 
     const int64_t cap = decode_product_limit(c, limits) / (int64_t(c.heads) * c.head_dim);  // entries of one row
@@ -199,6 +205,9 @@ rc::Gen<PrefillCase> gen_prefill_case(const GenLimits& limits) {
       return r;
     });
     c.rows = *gen_list(row, 16);
+    // After the rows, so that a shrink drops rows before it tries these (each try runs the whole case).
+    c.candidate_block_size = *pick<int32_t>({8, 1, 4, 16});
+    c.candidate_slots = *pick<int32_t>({4, 1, 2, 16, 64});
     int64_t work = 0, num_k = 0;
     for (const auto& r : c.rows) work += r.len, num_k = std::max(num_k, r.ks + r.len);
     if (work > cap) {

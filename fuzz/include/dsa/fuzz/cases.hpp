@@ -143,6 +143,7 @@ struct DecodeCase {
   // Candidate blocks for the compact-logits properties (drawn per row).
   int32_t candidate_block_size = 8;
   int32_t candidate_slots = 4;
+  int32_t topk = 8;  // k of the top-k over compact or sparse rows (the fused launch, SM100 sparse form)
   uint64_t seed = 0;
   std::vector<DecodeRequest> requests;
 };
@@ -164,6 +165,9 @@ struct PrefillCase {
   ScaleKind k_scales = ScaleKind::quantizer;
   WeightKind weights = WeightKind::normal;
   std::string profile = "exact";
+  // Candidate blocks of the prefill compact logits (drawn per row; block c covers [ks + c*S, ...)).
+  int32_t candidate_block_size = 8;
+  int32_t candidate_slots = 4;
   uint64_t seed = 0;
   std::vector<PrefillRow> rows;
 };
@@ -192,6 +196,9 @@ const Profile& profile_of(const DecodeCase& c);
 CandidateBlocks make_candidates(const DecodeCase& c, const DecodeProblem& problem);
 PrefillProblem make_problem(const PrefillCase& c);
 const Profile& profile_of(const PrefillCase& c);
+// Candidate blocks of prefill rows: per row, distinct blocks of [0, ceil(num_k / S)),
+// the block of the row's newest entry (ke - 1 - ks) usually among them, some past the row.
+CandidateBlocks make_candidates(const PrefillCase& c, const PrefillProblem& problem);
 
 // ---- Names, JSON (the replay string) and a compact human form.
 std::string kind_name(const FuzzCase& c);  // "topk", "candidate", "decode", "prefill"

@@ -25,6 +25,9 @@ rc::Gen<CandidateCase> gen_candidate_case(const GenLimits& limits = {});
 
 struct DecodeGenOptions {
   bool padded_only = false;  // every case a padded step (1-D lengths, decode_lens)
+  // The SM100 sparse form: MXFP4 under a profile writing bf16 logits, candidate
+  // block sizes a multiple of 8 (the sparse block of 8 or 16 entries divides them).
+  bool sparse_form = false;
 };
 rc::Gen<DecodeCase> gen_decode_case(const GenLimits& limits = {}, DecodeGenOptions options = {});
 rc::Gen<PrefillCase> gen_prefill_case(const GenLimits& limits = {});
