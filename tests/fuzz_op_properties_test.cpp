@@ -3,10 +3,13 @@
 // meant to see, and gives "does not apply" to one that lacks the op.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "dsa/fuzz/mutants.hpp"
 #include "dsa/oracle/poison.hpp"
+#include "dsa/sparse_sm100.hpp"
 #include "fuzz_test_support.hpp"
 
 namespace dsa::fuzz {
@@ -62,6 +65,192 @@ TEST(FuzzOpProperties, PrefillLogitsUnwrittenOrRunDependentAreCaught) {
   ASSERT_TRUE(drifting.properties[0].failure);
   EXPECT_EQ(kind_name(drifting.properties[0].failure->shrunk), "prefill");
 }
+
+// ---- One bug per property of the ops around the logits and the top-k.
+
+using test::PatchedReference;
+
+struct FullMaskLeavesPastTheRow : PatchedReference {  // the full mask forgets the columns from E_r on
+  void candidate_mask(Logits& l, const RowBounds& b, const CandidateBlocks& c, CandidateMask m) override {
+    const Logits before = l;
+    inner().candidate_mask(l, b, c, m);
+    if (m != CandidateMask::full) return;
+    for (int64_t r = 0; r < l.rows; ++r)
+      std::copy(before.row(r) + b.end[size_t(r)], before.row(r) + l.width, l.row(r) + b.end[size_t(r)]);
+  }
+};
+
+struct StridedMaskKeepsBlockZero : PatchedReference {  // the strided mask never masks the row's first block
+  void candidate_mask(Logits& l, const RowBounds& b, const CandidateBlocks& c, CandidateMask m) override {
+    const Logits before = l;
+    inner().candidate_mask(l, b, c, m);
+    if (m != CandidateMask::strided) return;
+    for (int64_t r = 0; r < l.rows; ++r) {
+      const int64_t start = b.start[size_t(r)], end = std::min(b.end[size_t(r)], start + c.block_size);
+      std::copy(before.row(r) + start, before.row(r) + end, l.row(r) + start);
+    }
+  }
+};
+
+// The fused launch's top-k reads every column of a live slot, positions at or past L_r too.
+struct FusedTopkPastTheRow : PatchedReference {
+  void candidate_logits_top_k(const DecodeProblem& p, const Profile& f, const CandidateBlocks& c, Logits& compact,
+                              TopkIndices& out) override {
+    inner().candidate_logits_top_k(p, f, c, compact, out);
+    for (int64_t r = 0; r < out.rows; ++r) {
+      std::vector<float> values;
+      std::vector<int32_t> positions;
+      for (int64_t col = 0; col < compact.width; ++col)
+        if (c.row(r)[col / c.block_size] >= 0) {
+          values.push_back(compact.row(r)[col]);
+          positions.push_back(int32_t(compact_column_position(c, r, col)));
+        }
+      topk_row(values.data(), int64_t(values.size()), out.k, out.row(r));
+      for (int32_t s = 0; s < out.k; ++s)
+        if (out.row(r)[s] >= 0) out.row(r)[s] = positions[size_t(out.row(r)[s])];
+    }
+  }
+};
+
+struct FusedCompactOneUlp : PatchedReference {
+  void candidate_logits_top_k(const DecodeProblem& p, const Profile& f, const CandidateBlocks& c, Logits& compact,
+                              TopkIndices& out) override {
+    inner().candidate_logits_top_k(p, f, c, compact, out);
+    for (auto& v : compact.values)
+      if (std::isfinite(v)) v = std::nextafter(v, INFINITY);
+  }
+};
+
+struct PrefillCompactIgnoresKs : PatchedReference {  // block c read from [c*S, ...), not [ks + c*S, ...)
+  void prefill_compact_candidate_logits(const PrefillProblem& p, const Profile& f, const CandidateBlocks& c,
+                                        Logits& out) override {
+    PrefillProblem from_zero = p;
+    for (size_t r = 0; r < p.ks.size(); ++r) from_zero.ke[r] -= from_zero.ks[r], from_zero.ks[r] = 0;
+    inner().prefill_compact_candidate_logits(from_zero, f, c, out);
+  }
+};
+
+struct UnpackAssumesFullRequests : PatchedReference {  // real rows taken as the first rows of the padded step
+  void unpack_topk(const TopkIndices& padded, std::span<const int32_t>, TopkIndices& out) override {
+    std::copy_n(padded.indices.begin(), out.indices.size(), out.indices.begin());
+  }
+};
+
+struct PackPadsOnlyTheFirstByte : PatchedReference {  // a pad slot gets the pad in its first byte only
+  void pack_rows(const ByteRows& ragged, std::span<const int32_t> lens, uint8_t pad, ByteRows& packed) override {
+    const ByteRows before = packed;
+    inner().pack_rows(ragged, lens, pad, packed);
+    const int64_t next_n = packed.rows / int64_t(lens.size());
+    for (int64_t r = 0; r < packed.rows; ++r)
+      if (r % next_n >= lens[size_t(r / next_n)])
+        std::copy(before.row(r) + 1, before.row(r) + packed.row_bytes, packed.row(r) + 1);
+  }
+};
+
+struct SkipIgnoresPadding : PatchedReference {
+  bool skip_decode_fill(bool prefill, int64_t decode, int64_t tokens, bool) override {
+    return inner().skip_decode_fill(prefill, decode, tokens, false);
+  }
+};
+
+struct SkipAcceptsAnyCount : PatchedReference {
+  bool skip_decode_fill(bool prefill, int64_t decode, int64_t tokens, bool padding) override {
+    return !prefill && !padding && decode == tokens;
+  }
+};
+
+struct SparseEndsNotCut : PatchedReference {  // end counts whole sparse blocks, not cut at the row's end
+  void expand_candidate_blocks(const CandidateBlocks& c, const RowBounds& b, SparseBlocks& out) override {
+    inner().expand_candidate_blocks(c, b, out);
+    for (auto& e : out.end) e = (e + out.sparse_block_kv - 1) / out.sparse_block_kv * out.sparse_block_kv;
+  }
+};
+
+struct SparseIdsNotShifted : PatchedReference {  // ids of rows with ks > 0 not shifted by ks / SBK
+  void expand_candidate_blocks(const CandidateBlocks& c, const RowBounds& b, SparseBlocks& out) override {
+    RowBounds from_zero = b;
+    for (int64_t r = 0; r < b.rows(); ++r) from_zero.end[size_t(r)] -= from_zero.start[size_t(r)], from_zero.start[size_t(r)] = 0;
+    inner().expand_candidate_blocks(c, from_zero, out);
+  }
+};
+
+struct SparseLogitsOneBf16Step : PatchedReference {  // column 0 one bf16 step up
+  void sparse_logits(const DecodeProblem& p, const Profile& f, const SparseBlocks& s, Logits& out) override {
+    inner().sparse_logits(p, f, s, out);
+    for (int64_t r = 0; r < out.rows; ++r)
+      if (s.end[size_t(r)] > 0 && std::isfinite(out.row(r)[0]))
+        out.row(r)[0] = std::bit_cast<float>(std::bit_cast<uint32_t>(out.row(r)[0]) + (1u << 16));
+  }
+};
+
+struct SparseTopkColumnsNotPositions : PatchedReference {  // the remap to positions forgotten
+  void sparse_topk(const Logits& l, const SparseBlocks& s, std::span<const int64_t>, TopkIndices& out) override {
+    const TopkIndices columns = dsa::sparse_topk(l, s, out.k);
+    std::copy(columns.indices.begin(), columns.indices.end(), out.indices.begin());
+  }
+};
+
+struct SparseTopkLeavesTheTail : PatchedReference {  // the -1 tail of rows with end < k never written
+  void sparse_topk(const Logits& l, const SparseBlocks& s, std::span<const int64_t> ks, TopkIndices& out) override {
+    TopkIndices mine = out;
+    inner().sparse_topk(l, s, ks, mine);
+    for (size_t i = 0; i < out.indices.size(); ++i)
+      if (mine.indices[i] >= 0) out.indices[i] = mine.indices[i];
+  }
+};
+
+struct FusedDriftsEverySecondCall : PatchedReference {  // the compact logits one ulp up on even calls
+  int calls = 0;
+  void candidate_logits_top_k(const DecodeProblem& p, const Profile& f, const CandidateBlocks& c, Logits& compact,
+                              TopkIndices& out) override {
+    inner().candidate_logits_top_k(p, f, c, compact, out);
+    if (++calls % 2) return;
+    for (auto& v : compact.values)
+      if (std::isfinite(v)) v = std::nextafter(v, INFINITY);
+  }
+};
+
+struct OpExpect {
+  const char* property;
+  const char* bug;
+  std::function<std::unique_ptr<IndexerOps>()> make;
+};
+
+void PrintTo(const OpExpect& e, std::ostream* os) { *os << e.property << " / " << e.bug; }
+
+class FuzzOpPropertyCatches : public ::testing::TestWithParam<OpExpect> {};
+
+TEST_P(FuzzOpPropertyCatches, ItsBug) {
+  const OpExpect& e = GetParam();
+  const CampaignResult r = fuzz_one(e.make, e.property, 300);
+  ASSERT_EQ(r.properties.size(), 1u);
+  const PropertyResult& p = r.properties[0];
+  ASSERT_TRUE(p.failure) << e.property << " ran " << p.cases << " cases without finding " << e.bug;
+  EXPECT_TRUE(p.failure->reproduced);
+  EXPECT_EQ(replay(e.make, e.property, to_json(p.failure->shrunk).dump()).verdict, Verdict::fail);
+  // Shrunk to a small case: a few rows.
+  EXPECT_LE(case_size(p.failure->shrunk).rows, 8) << format_failure(*p.failure);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    OneBugEach, FuzzOpPropertyCatches,
+    ::testing::Values(OpExpect{property::kCandidateMaskAgrees, "full_mask_past_row", maker<FullMaskLeavesPastTheRow>()},
+                      OpExpect{property::kCandidateMaskAgrees, "strided_keeps_block0", maker<StridedMaskKeepsBlockZero>()},
+                      OpExpect{property::kCandidateLogitsTopkAgrees, "topk_past_row", maker<FusedTopkPastTheRow>()},
+                      OpExpect{property::kCandidateLogitsTopkAgrees, "compact_one_ulp", maker<FusedCompactOneUlp>()},
+                      OpExpect{property::kPrefillCompactEqualsDense, "ignores_ks", maker<PrefillCompactIgnoresKs>()},
+                      OpExpect{property::kPaddingRoundTrip, "unpack_full_requests", maker<UnpackAssumesFullRequests>()},
+                      OpExpect{property::kPaddingRoundTrip, "pad_first_byte", maker<PackPadsOnlyTheFirstByte>()},
+                      OpExpect{property::kSkipDecodeFillAgrees, "ignores_padding", maker<SkipIgnoresPadding>()},
+                      OpExpect{property::kSkipDecodeFillAgrees, "any_count", maker<SkipAcceptsAnyCount>()},
+                      OpExpect{property::kSparseBlocksAgree, "ends_not_cut", maker<SparseEndsNotCut>()},
+                      OpExpect{property::kSparseBlocksAgree, "ids_not_shifted", maker<SparseIdsNotShifted>()},
+                      OpExpect{property::kSparseLogitsAgree, "one_bf16_step", maker<SparseLogitsOneBf16Step>()},
+                      OpExpect{property::kSparseTopkAgrees, "columns_not_positions",
+                               maker<SparseTopkColumnsNotPositions>()},
+                      OpExpect{property::kEveryEntryWritten, "sparse_topk_tail", maker<SparseTopkLeavesTheTail>()},
+                      OpExpect{property::kDeterminism, "fused_drifts", maker<FusedDriftsEverySecondCall>()}),
+    [](const auto& info) { return std::string(info.param.property) + "_" + info.param.bug; });
 
 }  // namespace
 }  // namespace dsa::fuzz

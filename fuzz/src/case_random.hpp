@@ -37,6 +37,7 @@ enum Purpose : uint64_t {
   kPages = 8,
   kJunk = 9,
   kPermutation = 10,
+  kPadded = 11,  // index rows of a padded step (the padding properties)
 };
 
 // A cheap bell-shaped draw (sum of four uniforms, unit variance): the

@@ -34,6 +34,16 @@ rc::Gen<FuzzCase> gen_kinds(const GenLimits& limits, KindMask mask) {
   return rc::gen::join(rc::gen::elementOf(gens));
 }
 
+// gen_kinds, with decode cases of every form: plain, padded, and the SM100
+// sparse form (so that determinism and every-entry-written reach every op).
+rc::Gen<FuzzCase> gen_every_op(const GenLimits& limits, KindMask mask) {
+  if (!(mask & kDecode)) return gen_kinds(limits, mask);
+  std::vector<rc::Gen<FuzzCase>> gens{gen_kinds(limits, mask), gen_kinds(limits, mask),
+                                      as_case(gen_decode_case(limits, {.padded_only = true})),
+                                      as_case(gen_decode_case(limits, {.sparse_form = true}))};
+  return rc::gen::join(rc::gen::elementOf(gens));
+}
+
 TopkCase probe_topk() {
   TopkCase c;
   c.k = 4;
@@ -65,6 +75,17 @@ DecodeCase probe_decode(bool padded) {
   return c;
 }
 
+// The smallest SM100 sparse-form step: MXFP4 under a bf16-logits profile, S = 8.
+DecodeCase probe_sparse() {
+  DecodeCase c;
+  c.seed = 1;
+  c.element = ElementFormat::mxfp4;
+  c.layout = CacheLayout::mxfp4;
+  c.profile = "deepgemm_sm100_bf16";
+  c.requests = {{20, {}, 0, 1}};
+  return c;
+}
+
 PrefillCase probe_prefill() {
   PrefillCase c;
   c.seed = 1;
@@ -82,117 +103,16 @@ std::vector<FuzzCase> probes_of(KindMask kinds) {
   return out;
 }
 
-// Adds one verdict of several ops on one case: unsupported ops are skipped.
-struct Verdicts {
-  bool any_supported = false;
-  std::vector<std::string> failures;
-  void add(bool supported_op, std::string failure) {
-    any_supported |= supported_op;
-    if (!failure.empty()) failures.push_back(std::move(failure));
-  }
-  Outcome outcome(const char* ops) const {
-    if (!failures.empty()) return failed(fmt::format("{}", fmt::join(failures, "\n")));
-    return any_supported ? passed() : unsupported(ops);
-  }
-};
-
-std::string determinism_failure(const char* what, const oracle::DeterminismVerdict& v) {
-  return v.passed ? std::string() : std::string(what) + ": " + oracle::format_table(v);
+// The probes of the properties that reach every op: an implementation of the
+// sparse form or the padding ops alone takes decode cases too.
+std::vector<FuzzCase> probes_of_every_op() {
+  std::vector<FuzzCase> out = probes_of(kTopk | kCandidate | kDecode | kPrefill);
+  out.push_back(probe_decode(true));
+  out.push_back(probe_sparse());
+  return out;
 }
 
 }  // namespace
-
-Outcome check_determinism(IndexerOps& impl, const FuzzCase& fc) {
-  Verdicts v;
-  if (const auto* c = std::get_if<TopkCase>(&fc)) {
-    const Logits logits = make_logits(*c);
-    const RowBounds b = make_bounds(*c);
-    TopkIndices x = poisoned_topk(logits.rows, c->k), y = x;
-    const bool ok = supported([&] { impl.topk(logits, b, x); }) && supported([&] { impl.topk(logits, b, y); });
-    v.add(ok, ok ? determinism_failure("topk", oracle::check_determinism(oracle::view(x), oracle::view(y))) : "");
-  } else if (const auto* c = std::get_if<CandidateCase>(&fc)) {
-    const Logits logits = make_logits(*c);
-    const RowBounds cb = candidate_bounds(*c), tb = topk_bounds(*c);
-    CandidateBlocks x = poisoned_blocks(logits.rows, c->slots, c->block_size), y = x;
-    bool ok = supported([&] { impl.candidate_select(logits, cb, x); }) &&
-              supported([&] { impl.candidate_select(logits, cb, y); });
-    v.add(ok, ok ? determinism_failure("candidate_select", oracle::check_determinism(oracle::view(x), oracle::view(y)))
-                 : "");
-    const CandidateBlocks cand = make_candidates(*c, logits);
-    TopkIndices s = poisoned_topk(logits.rows, c->k), t = s;
-    ok = supported([&] { impl.candidate_topk(logits, tb, cand, s); }) &&
-         supported([&] { impl.candidate_topk(logits, tb, cand, t); });
-    v.add(ok, ok ? determinism_failure("candidate_topk", oracle::check_determinism(oracle::view(s), oracle::view(t)))
-                 : "");
-  } else if (const auto* c = std::get_if<DecodeCase>(&fc)) {
-    const DecodeProblem p = make_problem(*c);
-    const Profile& profile = profile_of(*c);
-    const std::vector<int64_t> lens = visible_lens(p);
-    Logits x = poisoned_logits(p.rows(), p.logits_width), y = x;
-    bool ok = supported([&] { impl.decode_logits(p, profile, x); }) &&
-              supported([&] { impl.decode_logits(p, profile, y); });
-    if (ok) {
-      const oracle::LogitsVerdict lv = oracle::check_logits(y, x, lens);
-      v.add(true, lv.passed ? "" : "decode_logits, second run (actual) versus first (expected): " + oracle::format_table(lv));
-    }
-    const CandidateBlocks cand = make_candidates(*c, p);
-    Logits s = poisoned_logits(p.rows(), int64_t(cand.slots) * cand.block_size), t = s;
-    ok = supported([&] { impl.compact_candidate_logits(p, profile, cand, s); }) &&
-         supported([&] { impl.compact_candidate_logits(p, profile, cand, t); });
-    if (ok) v.add(true, compare_compact(t, s, cand, lens, "compact candidate logits, second run versus first"));
-  } else {
-    const PrefillCase& pc = std::get<PrefillCase>(fc);
-    const PrefillProblem p = make_problem(pc);
-    const Profile& profile = profile_of(pc);
-    Logits x = poisoned_logits(p.rows, p.num_k), y = x;
-    const bool ok = supported([&] { impl.prefill_logits(p, profile, x); }) &&
-                    supported([&] { impl.prefill_logits(p, profile, y); });
-    if (ok) {
-      const oracle::LogitsVerdict lv = oracle::check_logits(y, x, oracle::prefill_bounds(p.ks, p.ke));
-      v.add(true, lv.passed ? "" : "prefill_logits, second run (actual) versus first (expected): " + oracle::format_table(lv));
-    }
-  }
-  return v.outcome("topk, candidate_select, candidate_topk, decode_logits, compact_candidate_logits, prefill_logits");
-}
-
-Outcome check_every_entry_written(IndexerOps& impl, const FuzzCase& fc) {
-  Verdicts v;
-  auto written = [](const oracle::WrittenVerdict& w) { return w.passed ? std::string() : oracle::format_table(w); };
-  if (const auto* c = std::get_if<TopkCase>(&fc)) {
-    const Logits logits = make_logits(*c);
-    TopkIndices out = poisoned_topk(logits.rows, c->k);
-    const bool ok = supported([&] { impl.topk(logits, make_bounds(*c), out); });
-    v.add(ok, ok ? written(oracle::check_written(oracle::view(out), "topk_indices")) : "");
-  } else if (const auto* c = std::get_if<CandidateCase>(&fc)) {
-    const Logits logits = make_logits(*c);
-    CandidateBlocks blocks = poisoned_blocks(logits.rows, c->slots, c->block_size);
-    bool ok = supported([&] { impl.candidate_select(logits, candidate_bounds(*c), blocks); });
-    v.add(ok, ok ? written(oracle::check_written(oracle::view(blocks), "candidate_blocks")) : "");
-    const CandidateBlocks cand = make_candidates(*c, logits);
-    TopkIndices out = poisoned_topk(logits.rows, c->k);
-    ok = supported([&] { impl.candidate_topk(logits, topk_bounds(*c), cand, out); });
-    v.add(ok, ok ? written(oracle::check_written(oracle::view(out), "candidate_topk_indices")) : "");
-  } else if (const auto* c = std::get_if<DecodeCase>(&fc)) {
-    const DecodeProblem p = make_problem(*c);
-    const Profile& profile = profile_of(*c);
-    const std::vector<int64_t> lens = visible_lens(p);
-    Logits out = poisoned_logits(p.rows(), p.logits_width);
-    bool ok = supported([&] { impl.decode_logits(p, profile, out); });
-    v.add(ok, ok ? written(oracle::check_written(out, oracle::decode_bounds(lens), "logits")) : "");
-    const CandidateBlocks cand = make_candidates(*c, p);
-    Logits compact = poisoned_logits(p.rows(), int64_t(cand.slots) * cand.block_size);
-    ok = supported([&] { impl.compact_candidate_logits(p, profile, cand, compact); });
-    // Only live slots at positions below L_r must be written (SPEC 7).
-    if (ok) v.add(true, written(oracle::check_written(oracle::compact_written_view(compact, cand, lens), "compact_logits")));
-  } else {
-    const PrefillCase& pc = std::get<PrefillCase>(fc);
-    const PrefillProblem p = make_problem(pc);
-    Logits out = poisoned_logits(p.rows, p.num_k);
-    const bool ok = supported([&] { impl.prefill_logits(p, profile_of(pc), out); });
-    v.add(ok, ok ? written(oracle::check_written(out, oracle::prefill_bounds(p.ks, p.ke), "prefill_logits")) : "");
-  }
-  return v.outcome("topk, candidate_select, candidate_topk, decode_logits, compact_candidate_logits, prefill_logits");
-}
 
 namespace {
 
@@ -246,10 +166,36 @@ std::vector<Property> make_properties() {
   add(p::kMaskThenTopkEqualsCandidateTopk,
       "candidate top-k chooses the values that mask-then-top-k chooses above -inf (SPEC 7)", kCandidate,
       on<CandidateCase>(check_mask_then_topk));
-  add(p::kDeterminism, "two runs on the same input choose the same sets and write the same logits",
-      kTopk | kCandidate | kDecode | kPrefill, check_determinism);
-  add(p::kEveryEntryWritten, "no poison survives in any entry an op must write", kTopk | kCandidate | kDecode | kPrefill,
-      check_every_entry_written);
+  add(p::kCandidateMaskAgrees,
+      "the full (vLLM) and strided (gfx942) candidate masks keep exactly the candidate columns of [0, E_r)", kCandidate,
+      on<CandidateCase>(check_candidate_mask_agrees));
+  add(p::kCandidateLogitsTopkAgrees,
+      "the fused launch: compact logits bit-identical to the reference where defined, and its top-k by the rule over "
+      "its own compact logits",
+      kDecode, on<DecodeCase>(check_candidate_logits_top_k_agrees));
+  add(p::kPrefillCompactEqualsDense, "prefill compact candidate logits equal the dense prefill logits at ks + position",
+      kPrefill, on<PrefillCase>(check_prefill_compact_equals_dense));
+  const auto padded_gen = [](const GenLimits& l, KindMask) { return as_case(gen_decode_case(l, {.padded_only = true})); };
+  const auto padded_probe = [] { return std::vector<FuzzCase>{probe_decode(true)}; };
+  add(p::kPaddingRoundTrip,
+      "pack_rows puts each real row in its slot and the pad elsewhere; unpack_topk(pack_rows(rows)) gives the rows back",
+      kDecode, on<DecodeCase>(check_padding_round_trip), padded_gen, padded_probe);
+  add(p::kSkipDecodeFillAgrees,
+      "skip_decode_fill answers the rule (no prefill rows, no padding, every token a decode token) and refuses "
+      "impossible counts",
+      kDecode, on<DecodeCase>(check_skip_decode_fill_agrees), nullptr, padded_probe);
+  const auto sparse_gen = [](const GenLimits& l, KindMask) { return as_case(gen_decode_case(l, {.sparse_form = true})); };
+  const auto sparse_probe = [] { return std::vector<FuzzCase>{probe_sparse()}; };
+  add(p::kSparseBlocksAgree, "SM100 sparse block ids and ends equal the reference's (rows with ks = 0 and ks > 0)",
+      kDecode, on<DecodeCase>(check_sparse_blocks_agree), sparse_gen, sparse_probe);
+  add(p::kSparseLogitsAgree, "SM100 bf16 sparse logits bit-identical to the reference over [0, end)", kDecode,
+      on<DecodeCase>(check_sparse_logits_agree), sparse_gen, sparse_probe);
+  add(p::kSparseTopkAgrees, "SM100 sparse top-k by the rule over [0, end), remapped to positions", kDecode,
+      on<DecodeCase>(check_sparse_topk_agrees), sparse_gen, sparse_probe);
+  add(p::kDeterminism, "two runs on the same input choose the same sets and write the same outputs, every op",
+      kTopk | kCandidate | kDecode | kPrefill, check_determinism, gen_every_op, probes_of_every_op);
+  add(p::kEveryEntryWritten, "no poison survives in any entry an op must write, every op",
+      kTopk | kCandidate | kDecode | kPrefill, check_every_entry_written, gen_every_op, probes_of_every_op);
   return all;
 }
 

@@ -21,6 +21,15 @@ Outcome check_compact_logits_agree(IndexerOps& impl, const DecodeCase& c);
 Outcome check_compact_equals_dense(IndexerOps& impl, const DecodeCase& c);
 Outcome check_padded_equals_unpadded(IndexerOps& impl, const DecodeCase& c);
 
+Outcome check_candidate_mask_agrees(IndexerOps& impl, const CandidateCase& c);
+Outcome check_candidate_logits_top_k_agrees(IndexerOps& impl, const DecodeCase& c);
+Outcome check_prefill_compact_equals_dense(IndexerOps& impl, const PrefillCase& c);
+Outcome check_padding_round_trip(IndexerOps& impl, const DecodeCase& c);
+Outcome check_skip_decode_fill_agrees(IndexerOps& impl, const DecodeCase& c);
+Outcome check_sparse_blocks_agree(IndexerOps& impl, const DecodeCase& c);
+Outcome check_sparse_logits_agree(IndexerOps& impl, const DecodeCase& c);
+Outcome check_sparse_topk_agrees(IndexerOps& impl, const DecodeCase& c);
+
 Outcome check_determinism(IndexerOps& impl, const FuzzCase& c);
 Outcome check_every_entry_written(IndexerOps& impl, const FuzzCase& c);
 

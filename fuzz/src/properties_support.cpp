@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "case_random.hpp"
 #include "dsa/oracle/candidate_views.hpp"
 #include "dsa/oracle/logits_check.hpp"
 #include "dsa/oracle/report.hpp"
@@ -60,6 +61,40 @@ TopkIndices poisoned_topk(int64_t rows, int32_t k) {
   t.rows = rows;
   t.k = k;
   t.indices.assign(size_t(rows) * size_t(k), oracle::kPoisonI32);
+  return t;
+}
+
+Outcome Verdicts::outcome(const char* ops) const {
+  if (!failures.empty()) return failed(fmt::format("{}", fmt::join(failures, "\n")));
+  return any_supported ? passed() : unsupported(ops);
+}
+
+Logits poisoned_bf16_logits(int64_t rows, int64_t width) {
+  Logits l = poisoned_logits(rows, width);
+  oracle::fill_poison(l.values, oracle::kPoisonBf16AsF32Bits);
+  return l;
+}
+
+SparseBlocks poisoned_sparse(const SparseBlocks& shape) {
+  SparseBlocks s = shape;
+  std::fill(s.ids.begin(), s.ids.end(), oracle::kPoisonI32);
+  std::fill(s.end.begin(), s.end.end(), oracle::kPoisonI32);
+  return s;
+}
+
+std::optional<SparseBlocks> reference_sparse(const DecodeProblem& problem, const CandidateBlocks& candidates) {
+  if (candidates.block_size % 8 != 0) return std::nullopt;
+  return expand_candidate_blocks(problem, candidates);
+}
+
+bool takes_sparse_logits(const DecodeProblem& problem, const Profile& profile) {
+  return problem.element == ElementFormat::mxfp4 && profile.logits == Precision::bf16 && profile.accepts(problem.element);
+}
+
+TopkIndices draw_index_rows(int64_t rows, int32_t k, uint64_t seed) {
+  TopkIndices t{rows, k, std::vector<int32_t>(size_t(rows) * size_t(k))};
+  Rng rng = stream({seed, 0, kPadded, 0});
+  for (auto& i : t.indices) i = int32_t(rng.uniform_int(-1, 999));
   return t;
 }
 

@@ -1,6 +1,7 @@
 // Helpers of the property checks (properties_*.cpp).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "dsa/fuzz/properties.hpp"
 #include "dsa/oracle/poison.hpp"
 #include "dsa/oracle/rows.hpp"
+#include "dsa/sparse_sm100.hpp"
 
 namespace dsa::fuzz::detail {
 
@@ -27,10 +29,34 @@ inline Outcome passed() { return {}; }
 inline Outcome failed(std::string message) { return {Verdict::fail, std::move(message)}; }
 inline Outcome unsupported(std::string what) { return {Verdict::unsupported, std::move(what)}; }
 
+// The verdict of several ops on one case: an op answering Unsupported is
+// skipped; with none supported the case is unsupported, never a pass.
+struct Verdicts {
+  bool any_supported = false;
+  std::vector<std::string> failures;
+  void add(bool supported_op, std::string failure) {
+    any_supported |= supported_op;
+    if (!failure.empty()) failures.push_back(std::move(failure));
+  }
+  Outcome outcome(const char* ops) const;
+};
+
 // Output buffers pre-filled with the oracle's poison (oracle/poison.hpp).
 TopkIndices poisoned_topk(int64_t rows, int32_t k);
 CandidateBlocks poisoned_blocks(int64_t rows, int32_t slots, int32_t block_size);
 Logits poisoned_logits(int64_t rows, int64_t width);
+Logits poisoned_bf16_logits(int64_t rows, int64_t width);  // bf16 values in fp32 storage (the sparse logits)
+SparseBlocks poisoned_sparse(const SparseBlocks& shape);    // ids and end poisoned, the shape of `shape`
+
+// The SM100 sparse form of a decode step's candidates (the reference's
+// expansion over [0, L_r)), when the candidate block size takes one (a
+// multiple of 8); and whether the step can have sparse logits (MXFP4 under a
+// profile writing bf16 logits).
+std::optional<SparseBlocks> reference_sparse(const DecodeProblem& problem, const CandidateBlocks& candidates);
+bool takes_sparse_logits(const DecodeProblem& problem, const Profile& profile);
+
+// [rows][k] index rows drawn from `seed` (values in [-1, 1000)): what the padding ops move.
+TopkIndices draw_index_rows(int64_t rows, int32_t k, uint64_t seed);
 
 
 // Two selections of the same rows compared by the values they chose (a

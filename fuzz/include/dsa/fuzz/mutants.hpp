@@ -30,6 +30,14 @@ inline constexpr const char* kCompactEqualsDense = "compact_equals_dense";
 inline constexpr const char* kPaddedEqualsUnpadded = "padded_equals_unpadded";
 inline constexpr const char* kColumnsPastLengthIgnored = "columns_past_length_ignored";
 inline constexpr const char* kMaskThenTopkEqualsCandidateTopk = "mask_then_topk_equals_candidate_topk";
+inline constexpr const char* kCandidateMaskAgrees = "candidate_mask_agrees";
+inline constexpr const char* kCandidateLogitsTopkAgrees = "candidate_logits_top_k_agrees";  // the gfx942 fused launch
+inline constexpr const char* kPrefillCompactEqualsDense = "prefill_compact_equals_dense";
+inline constexpr const char* kPaddingRoundTrip = "padding_round_trip";
+inline constexpr const char* kSkipDecodeFillAgrees = "skip_decode_fill_agrees";
+inline constexpr const char* kSparseBlocksAgree = "sparse_blocks_agree";  // SM100 sparse form
+inline constexpr const char* kSparseLogitsAgree = "sparse_logits_agree";
+inline constexpr const char* kSparseTopkAgrees = "sparse_topk_agrees";
 inline constexpr const char* kDeterminism = "determinism";
 inline constexpr const char* kEveryEntryWritten = "every_entry_written";
 }  // namespace property
