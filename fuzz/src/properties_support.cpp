@@ -9,52 +9,11 @@
 
 #include "case_random.hpp"
 #include "dsa/oracle/candidate_views.hpp"
+#include "dsa/oracle/choice_check.hpp"
 #include "dsa/oracle/logits_check.hpp"
 #include "dsa/oracle/report.hpp"
 
 namespace dsa::fuzz::detail {
-namespace {
-
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-
-struct RowChoice {
-  std::vector<uint32_t> keys;  // order keys of the chosen values, sorted
-  int64_t minus_one = 0;
-  std::string problem;  // an index outside the row, a duplicate, poison
-};
-
-RowChoice row_choice(const int32_t* idx, int32_t k, const float* row, int64_t n, bool above_neg_inf_only) {
-  RowChoice c;
-  std::vector<int32_t> seen;
-  for (int32_t s = 0; s < k; ++s) {
-    const int32_t i = idx[s];
-    if (i == -1) {
-      ++c.minus_one;
-      continue;
-    }
-    if (i < 0 || i >= n) {
-      if (c.problem.empty()) c.problem = fmt::format("slot {} holds {}, outside the row's [0, {})", s, i, n);
-      continue;
-    }
-    if (std::find(seen.begin(), seen.end(), i) != seen.end()) {
-      if (c.problem.empty()) c.problem = fmt::format("slot {} repeats index {}", s, i);
-      continue;
-    }
-    seen.push_back(i);
-    if (above_neg_inf_only && row[i] == kNegInf) continue;
-    c.keys.push_back(topk_order_key(row[i]));
-  }
-  std::sort(c.keys.begin(), c.keys.end());
-  return c;
-}
-
-float value_of_key(const float* row, int64_t n, uint32_t key) {
-  for (int64_t i = 0; i < n; ++i)
-    if (topk_order_key(row[i]) == key) return row[i];
-  return std::numeric_limits<float>::quiet_NaN();
-}
-
-}  // namespace
 
 TopkIndices poisoned_topk(int64_t rows, int32_t k) {
   TopkIndices t;
@@ -119,32 +78,9 @@ Logits poisoned_logits(int64_t rows, int64_t width) {
 std::string compare_selections(const TopkIndices& a, const std::string& a_name, const TopkIndices& b,
                                const std::string& b_name, const Logits& values, const RowBounds& windows,
                                bool above_neg_inf_only) {
-  if (a.rows != b.rows || a.k != b.k)
-    return fmt::format("{} is [{}, {}] but {} is [{}, {}]", a_name, a.rows, a.k, b_name, b.rows, b.k);
-  for (int64_t r = 0; r < a.rows; ++r) {
-    const int64_t start = windows.start[size_t(r)], n = windows.end[size_t(r)] - start;
-    const float* row = values.row(r) + start;
-    const RowChoice ca = row_choice(a.row(r), a.k, row, n, above_neg_inf_only);
-    const RowChoice cb = row_choice(b.row(r), b.k, row, n, above_neg_inf_only);
-    if (!ca.problem.empty()) return fmt::format("row {}: {}: {}", r, a_name, ca.problem);
-    if (!cb.problem.empty()) return fmt::format("row {}: {}: {}", r, b_name, cb.problem);
-    if (ca.keys == cb.keys && (above_neg_inf_only || ca.minus_one == cb.minus_one)) continue;
-    std::vector<uint32_t> only_a, only_b;
-    std::set_difference(ca.keys.begin(), ca.keys.end(), cb.keys.begin(), cb.keys.end(), std::back_inserter(only_a));
-    std::set_difference(cb.keys.begin(), cb.keys.end(), ca.keys.begin(), ca.keys.end(), std::back_inserter(only_b));
-    auto show = [&](const std::vector<uint32_t>& keys) {
-      std::vector<std::string> v;
-      for (size_t i = 0; i < std::min<size_t>(keys.size(), 8); ++i) v.push_back(fmt::format("{}", value_of_key(row, n, keys[i])));
-      if (keys.size() > 8) v.push_back(fmt::format("... ({} in all)", keys.size()));
-      return fmt::format("{}", fmt::join(v, " "));
-    };
-    return fmt::format(
-        "row {} (window [{}, {})): {} chose {} values and {} x -1, {} chose {} values and {} x -1; values only in {}: "
-        "[{}]; only in {}: [{}]",
-        r, start, start + n, a_name, ca.keys.size(), ca.minus_one, b_name, cb.keys.size(), cb.minus_one, a_name,
-        show(only_a), b_name, show(only_b));
-  }
-  return {};
+  const oracle::ChoiceVerdict v =
+      oracle::check_same_choice(oracle::view(a), a_name, oracle::view(b), b_name, values, windows, above_neg_inf_only);
+  return v.passed ? std::string() : oracle::format_table(v);
 }
 
 std::string compare_compact(const Logits& actual, const Logits& expected, const CandidateBlocks& candidates,

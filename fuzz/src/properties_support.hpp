@@ -59,11 +59,8 @@ bool takes_sparse_logits(const DecodeProblem& problem, const Profile& profile);
 TopkIndices draw_index_rows(int64_t rows, int32_t k, uint64_t seed);
 
 
-// Two selections of the same rows compared by the values they chose (a
-// multiset per row, so ties may go either way), after checking that each
-// holds distinct indices inside its row. above_neg_inf_only: compare only
-// the chosen values above -inf and ignore the -1 counts (SPEC 7's
-// mask-then-top-k versus candidate top-k). Empty when they agree.
+// Two selections of the same rows compared by what they chose
+// (oracle::check_same_choice). Empty when they agree.
 std::string compare_selections(const TopkIndices& a, const std::string& a_name, const TopkIndices& b,
                                const std::string& b_name, const Logits& values, const RowBounds& windows,
                                bool above_neg_inf_only = false);
