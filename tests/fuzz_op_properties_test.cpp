@@ -66,6 +66,65 @@ TEST(FuzzOpProperties, PrefillLogitsUnwrittenOrRunDependentAreCaught) {
   EXPECT_EQ(kind_name(drifting.properties[0].failure->shrunk), "prefill");
 }
 
+// Only the SM100 sparse ops, or only the padding ops: the properties of
+// those ops apply (and determinism, every entry written), no other does.
+class SparseOnly : public IndexerOps {
+public:
+  std::string name() const override { return "sparse only"; }
+  void expand_candidate_blocks(const CandidateBlocks& c, const RowBounds& b, SparseBlocks& out) override {
+    ref_->expand_candidate_blocks(c, b, out);
+  }
+  void sparse_logits(const DecodeProblem& p, const Profile& f, const SparseBlocks& s, Logits& out) override {
+    ref_->sparse_logits(p, f, s, out);
+  }
+  void sparse_topk(const Logits& l, const SparseBlocks& s, std::span<const int64_t> ks, TopkIndices& out) override {
+    ref_->sparse_topk(l, s, ks, out);
+  }
+
+private:
+  std::unique_ptr<IndexerOps> ref_ = make_reference_ops();
+};
+
+class PaddingOnly : public IndexerOps {
+public:
+  std::string name() const override { return "padding only"; }
+  void pack_rows(const ByteRows& r, std::span<const int32_t> lens, uint8_t pad, ByteRows& out) override {
+    ref_->pack_rows(r, lens, pad, out);
+  }
+  void unpack_topk(const TopkIndices& padded, std::span<const int32_t> lens, TopkIndices& out) override {
+    ref_->unpack_topk(padded, lens, out);
+  }
+  bool skip_decode_fill(bool prefill, int64_t decode, int64_t tokens, bool padding) override {
+    return ref_->skip_decode_fill(prefill, decode, tokens, padding);
+  }
+
+private:
+  std::unique_ptr<IndexerOps> ref_ = make_reference_ops();
+};
+
+void expect_applicable(const std::function<std::unique_ptr<IndexerOps>()>& make, const std::vector<std::string>& own) {
+  CampaignOptions o;
+  o.impl = "one family";
+  o.make_impl = make;
+  o.cases = 3;
+  const CampaignResult r = run_campaign(o);
+  for (const PropertyResult& p : r.properties) {
+    const bool mine = std::find(own.begin(), own.end(), p.property) != own.end();
+    const bool generic = p.property == property::kDeterminism || p.property == property::kEveryEntryWritten;
+    EXPECT_EQ(p.applicable(), mine || generic) << p.property;
+    EXPECT_FALSE(p.failure) << p.property << "\n" << (p.failure ? format_failure(*p.failure) : "");
+    // The generic properties draw other decode forms too: those cases are unsupported, never passes.
+    if (mine) EXPECT_EQ(p.passed, o.cases) << p.property;
+    if (generic) EXPECT_EQ(p.passed + p.unsupported, o.cases) << p.property;
+  }
+}
+
+TEST(FuzzOpProperties, OnlyThePropertiesOfTheOpsAnImplementationTakesApply) {
+  expect_applicable(maker<SparseOnly>(),
+                    {property::kSparseBlocksAgree, property::kSparseLogitsAgree, property::kSparseTopkAgrees});
+  expect_applicable(maker<PaddingOnly>(), {property::kPaddingRoundTrip, property::kSkipDecodeFillAgrees});
+}
+
 // ---- One bug per property of the ops around the logits and the top-k.
 
 using test::PatchedReference;
