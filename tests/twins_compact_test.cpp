@@ -89,7 +89,8 @@ TEST(TwinCompact, CompactLogitsOfEveryLayoutAndPageSize) {
     const auto verdict = oracle::check_logits(got, compact_candidate_logits(p, profile, cand),
                                               oracle::full_bounds(p.rows(), got.width), options);
     EXPECT_TRUE(verdict.passed) << shape.profile << " " << to_string(shape.layout) << " page " << shape.page_size
-                                << "\n" << oracle::format_table(verdict);
+                                << "\n"
+                                << oracle::format_table(verdict);
   }
 }
 
@@ -156,6 +157,31 @@ TEST(TwinCompact, CandidateTopkOverTheCandidateColumns) {
           EXPECT_EQ(testing::chosen_set(got.row(r), k), testing::chosen_set(want.row(r), k)) << "row " << r;
       }
     }
+}
+
+// The fused launch: its compact logits are the reference's, its top-k obeys
+// the rule over them (the k the design uses, and k past the columns).
+TEST(TwinCompact, FusedLaunchIsItsCompactLogitsAndTheirTopk) {
+  auto ops = make_cpu_compact_candidates();
+  const Profile& profile = find_profile("exact");
+  const DecodeProblem p = testing::small_decode_problem(ElementFormat::e4m3fn, 8, 64, {300, 41, 0}, 2, 17, 16);
+  Rng rng(17);
+  const CandidateBlocks cand = random_blocks(p.rows(), p.logits_width, 8, 9, rng);
+  for (const int k : {1, 12, 512}) {
+    Logits compact = poisoned(p.rows(), int64_t(cand.slots) * cand.block_size);
+    TopkIndices chosen{p.rows(), k, std::vector<int32_t>(size_t(p.rows()) * size_t(k))};
+    oracle::fill_poison(std::span<int32_t>(chosen.indices));
+    ops->candidate_logits_top_k(p, profile, cand, compact, chosen);
+    const auto lens = visible_lens(p);
+    const auto views = oracle::compact_views(compact, compact_candidate_logits(p, profile, cand), cand, lens);
+    oracle::LogitsCheckOptions options;
+    options.poison_bits = oracle::kPoisonF32Bits;
+    const auto lv =
+        oracle::check_logits(views.actual, views.expected, oracle::full_bounds(p.rows(), compact.width), options);
+    EXPECT_TRUE(lv.passed) << oracle::format_table(lv);
+    const auto sv = oracle::check_topk_among(oracle::view(chosen), oracle::compact_columns(compact, cand, lens));
+    EXPECT_TRUE(sv.passed) << "k " << k << "\n" << oracle::format_table(sv);
+  }
 }
 
 TEST(TwinCompact, TakesOnlyItsOwnOps) {

@@ -49,7 +49,8 @@ std::vector<Implementation> build_table() {
   // on the staged candidate pages), so it claims no single profile.
   table.push_back(entry("cpu_compact_candidates",
                         "CPU twin of the consumer layers' compact-candidate path (logits at candidate columns only)",
-                        Device::cpu, ops({Op::compact_candidate_logits, Op::candidate_topk}),
+                        Device::cpu,
+                        ops({Op::compact_candidate_logits, Op::candidate_topk, Op::candidate_logits_top_k}),
                         [] { return make_cpu_compact_candidates(); }));
   // GPU entries go here, each under its library's macro:
   //   #if defined(DSA_WITH_CUDA)

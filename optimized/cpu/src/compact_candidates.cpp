@@ -61,16 +61,16 @@ public:
 
   std::string name() const override { return "cpu_compact_candidates"; }
 
-  void compact_candidate_logits(const DecodeProblem& problem, const Profile& profile,
-                                const CandidateBlocks& candidates, Logits& out) override {
+  void compact_candidate_logits(const DecodeProblem& problem, const Profile& profile, const CandidateBlocks& candidates,
+                                Logits& out) override {
     problem.validate();
     profile.require(problem.element);
     profile.require_weights(problem.weights, problem.heads);
     candidates.validate();
     const int64_t rows = problem.rows();
     if (candidates.rows != rows)
-      throw InvalidInput("candidate_blocks", std::to_string(candidates.rows) + " rows, the problem has " +
-                                                 std::to_string(rows));
+      throw InvalidInput("candidate_blocks",
+                         std::to_string(candidates.rows) + " rows, the problem has " + std::to_string(rows));
     const int64_t S = candidates.block_size;
     const int64_t width = int64_t(candidates.slots) * S;
     if (out.rows != rows || out.width != width || out.values.size() != size_t(rows * width))
@@ -108,24 +108,47 @@ public:
     detail::check_row_bounds(logits, bounds);
     candidates.validate();
     if (candidates.rows != logits.rows)
-      throw InvalidInput("candidate_blocks", std::to_string(candidates.rows) + " rows for " +
-                                                 std::to_string(logits.rows) + " logits rows");
+      throw InvalidInput("candidate_blocks",
+                         std::to_string(candidates.rows) + " rows for " + std::to_string(logits.rows) + " logits rows");
     detail::check_topk_output(out, logits.rows);
+    select_candidates(candidates, bounds, out, detail::worth_threads(bounds),
+                      [&](int64_t r, int32_t, int64_t p) { return logits.row(r)[bounds.start[size_t(r)] + p]; });
+  }
+
+  // The gfx942 fused launch: the compact logits above, then the top-k of each
+  // compact row, read where the launch wrote it.
+  void candidate_logits_top_k(const DecodeProblem& problem, const Profile& profile, const CandidateBlocks& candidates,
+                              Logits& compact_out, TopkIndices& out) override {
+    detail::check_topk_output(out, problem.rows());
+    compact_candidate_logits(problem, profile, candidates, compact_out);
+    const RowBounds bounds = topk_row_bounds(problem);
+    const int64_t S = candidates.block_size;
+    select_candidates(candidates, bounds, out, detail::worth_threads(bounds),
+                      [&](int64_t r, int32_t slot, int64_t p) { return compact_out.row(r)[slot * S + p % S]; });
+  }
+
+private:
+  // The top out.k of each row's candidate columns (positions below its length,
+  // in slot order: ties go to the first slots), by the top_k_per_row twin,
+  // remapped to positions. value(r, slot, position) reads one column.
+  template <class Value>
+  void select_candidates(const CandidateBlocks& candidates, const RowBounds& bounds, TopkIndices& out, bool threads,
+                         Value&& value) {
     const int64_t num_sms = int64_t(sms_.size());
     const int64_t S = candidates.block_size;
-#pragma omp parallel for schedule(dynamic, 1) if (detail::worth_threads(bounds))
+#pragma omp parallel for schedule(dynamic, 1) if (threads)
     for (int64_t sm = 0; sm < num_sms; ++sm) {
       std::vector<float> compact;
       std::vector<int32_t> position;
-      for (int64_t r = sm; r < logits.rows; r += num_sms) {
-        const int64_t start = bounds.start[size_t(r)], len = bounds.end[size_t(r)] - start;
+      for (int64_t r = sm; r < out.rows; r += num_sms) {
+        const int64_t len = bounds.end[size_t(r)] - bounds.start[size_t(r)];
         compact.clear();
         position.clear();
         for (int32_t c = 0; c < candidates.slots; ++c) {
           const int64_t block = candidates.row(r)[c];
           if (block < 0) continue;
           for (int64_t p = block * S; p < std::min((block + 1) * S, len); ++p) {
-            compact.push_back(logits.row(r)[start + p]);
+            compact.push_back(value(r, c, p));
             position.push_back(int32_t(p));
           }
         }
@@ -137,7 +160,6 @@ public:
     }
   }
 
-private:
   // The profile's reduction over the gathered entries, ReductionProgram::kBlock at a time.
   static void reduce(const ReductionProgram& program, const Profile& profile, const DecodeProblem& p, int64_t row,
                      const detail::GatheredColumns& g, const std::vector<float>& dots, std::vector<float>& values) {

@@ -13,7 +13,8 @@
 // So compact = dense (and compact = reference) check the reference's gather
 // and tiling as much as the twin's. Its candidate_topk gathers the compact row
 // from the logits it is given and selects with the top_k_per_row twin
-// (radix_topk.hpp); it never computes a dense row.
+// (radix_topk.hpp); it never computes a dense row. candidate_logits_top_k is
+// the fused launch: these compact logits, then that top-k over them.
 //
 // Compact columns of -1 slots and at positions at or beyond L_r are written
 // -inf (the kernels may leave them; the top-k never reads them). Ties at the
