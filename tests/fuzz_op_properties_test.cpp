@@ -22,7 +22,9 @@ using test::maker;
 class PrefillOnly : public IndexerOps {
 public:
   std::string name() const override { return "prefill only"; }
-  void prefill_logits(const PrefillProblem& p, const Profile& f, Logits& out) override { ref_->prefill_logits(p, f, out); }
+  void prefill_logits(const PrefillProblem& p, const Profile& f, Logits& out) override {
+    ref_->prefill_logits(p, f, out);
+  }
 
 protected:
   std::unique_ptr<IndexerOps> ref_ = make_reference_ops();
@@ -228,7 +230,8 @@ struct SparseEndsNotCut : PatchedReference {  // end counts whole sparse blocks,
 struct SparseIdsNotShifted : PatchedReference {  // ids of rows with ks > 0 not shifted by ks / SBK
   void expand_candidate_blocks(const CandidateBlocks& c, const RowBounds& b, SparseBlocks& out) override {
     RowBounds from_zero = b;
-    for (int64_t r = 0; r < b.rows(); ++r) from_zero.end[size_t(r)] -= from_zero.start[size_t(r)], from_zero.start[size_t(r)] = 0;
+    for (int64_t r = 0; r < b.rows(); ++r)
+      from_zero.end[size_t(r)] -= from_zero.start[size_t(r)], from_zero.start[size_t(r)] = 0;
     inner().expand_candidate_blocks(c, from_zero, out);
   }
 };
@@ -293,22 +296,22 @@ TEST_P(FuzzOpPropertyCatches, ItsBug) {
 
 INSTANTIATE_TEST_SUITE_P(
     OneBugEach, FuzzOpPropertyCatches,
-    ::testing::Values(OpExpect{property::kCandidateMaskAgrees, "full_mask_past_row", maker<FullMaskLeavesPastTheRow>()},
-                      OpExpect{property::kCandidateMaskAgrees, "strided_keeps_block0", maker<StridedMaskKeepsBlockZero>()},
-                      OpExpect{property::kCandidateLogitsTopkAgrees, "topk_past_row", maker<FusedTopkPastTheRow>()},
-                      OpExpect{property::kCandidateLogitsTopkAgrees, "compact_one_ulp", maker<FusedCompactOneUlp>()},
-                      OpExpect{property::kPrefillCompactEqualsDense, "ignores_ks", maker<PrefillCompactIgnoresKs>()},
-                      OpExpect{property::kPaddingRoundTrip, "unpack_full_requests", maker<UnpackAssumesFullRequests>()},
-                      OpExpect{property::kPaddingRoundTrip, "pad_first_byte", maker<PackPadsOnlyTheFirstByte>()},
-                      OpExpect{property::kSkipDecodeFillAgrees, "ignores_padding", maker<SkipIgnoresPadding>()},
-                      OpExpect{property::kSkipDecodeFillAgrees, "any_count", maker<SkipAcceptsAnyCount>()},
-                      OpExpect{property::kSparseBlocksAgree, "ends_not_cut", maker<SparseEndsNotCut>()},
-                      OpExpect{property::kSparseBlocksAgree, "ids_not_shifted", maker<SparseIdsNotShifted>()},
-                      OpExpect{property::kSparseLogitsAgree, "one_bf16_step", maker<SparseLogitsOneBf16Step>()},
-                      OpExpect{property::kSparseTopkAgrees, "columns_not_positions",
-                               maker<SparseTopkColumnsNotPositions>()},
-                      OpExpect{property::kEveryEntryWritten, "sparse_topk_tail", maker<SparseTopkLeavesTheTail>()},
-                      OpExpect{property::kDeterminism, "fused_drifts", maker<FusedDriftsEverySecondCall>()}),
+    ::testing::Values(
+        OpExpect{property::kCandidateMaskAgrees, "full_mask_past_row", maker<FullMaskLeavesPastTheRow>()},
+        OpExpect{property::kCandidateMaskAgrees, "strided_keeps_block0", maker<StridedMaskKeepsBlockZero>()},
+        OpExpect{property::kCandidateLogitsTopkAgrees, "topk_past_row", maker<FusedTopkPastTheRow>()},
+        OpExpect{property::kCandidateLogitsTopkAgrees, "compact_one_ulp", maker<FusedCompactOneUlp>()},
+        OpExpect{property::kPrefillCompactEqualsDense, "ignores_ks", maker<PrefillCompactIgnoresKs>()},
+        OpExpect{property::kPaddingRoundTrip, "unpack_full_requests", maker<UnpackAssumesFullRequests>()},
+        OpExpect{property::kPaddingRoundTrip, "pad_first_byte", maker<PackPadsOnlyTheFirstByte>()},
+        OpExpect{property::kSkipDecodeFillAgrees, "ignores_padding", maker<SkipIgnoresPadding>()},
+        OpExpect{property::kSkipDecodeFillAgrees, "any_count", maker<SkipAcceptsAnyCount>()},
+        OpExpect{property::kSparseBlocksAgree, "ends_not_cut", maker<SparseEndsNotCut>()},
+        OpExpect{property::kSparseBlocksAgree, "ids_not_shifted", maker<SparseIdsNotShifted>()},
+        OpExpect{property::kSparseLogitsAgree, "one_bf16_step", maker<SparseLogitsOneBf16Step>()},
+        OpExpect{property::kSparseTopkAgrees, "columns_not_positions", maker<SparseTopkColumnsNotPositions>()},
+        OpExpect{property::kEveryEntryWritten, "sparse_topk_tail", maker<SparseTopkLeavesTheTail>()},
+        OpExpect{property::kDeterminism, "fused_drifts", maker<FusedDriftsEverySecondCall>()}),
     [](const auto& info) { return std::string(info.param.property) + "_" + info.param.bug; });
 
 }  // namespace

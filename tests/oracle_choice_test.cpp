@@ -56,8 +56,9 @@ TEST(OracleChoice, IndicesOutsideTheRowOrRepeatedAreNamed) {
 }
 
 TEST(OracleChoice, ShapesThatDifferAreInvalidInput) {
-  EXPECT_THROW(check_same_choice(view(make_indices(2, 3, {})), "a", view(make_indices(2, 2, {})), "b", kValues, kBounds),
-               InvalidInput);
+  EXPECT_THROW(
+      check_same_choice(view(make_indices(2, 3, {})), "a", view(make_indices(2, 2, {})), "b", kValues, kBounds),
+      InvalidInput);
   EXPECT_THROW(check_same_choice(view(make_indices(2, 3, {})), "a", view(make_indices(2, 3, {})), "b", kValues,
                                  RowBounds{{0, 0}, {5, 7}}),
                InvalidInput);

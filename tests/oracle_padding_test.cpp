@@ -22,7 +22,9 @@ std::vector<uint8_t> ragged() {
 }
 
 TEST(OraclePadding, PackedRowsByHand) {
-  const std::vector<uint8_t> packed{1, 2, 3, 4, 9, 9, /*request 1*/ 5, 6, 9, 9, 9, 9, /*request 2*/ 7, 8, 9, 10, 11, 12};
+  const std::vector<uint8_t> packed{1, 2, 3, 4,  9,  9,    // request 0
+                                    5, 6, 9, 9,  9,  9,    // request 1
+                                    7, 8, 9, 10, 11, 12};  // request 2
   EXPECT_TRUE(check_packed_rows(ragged(), 2, kLens, 3, 9, packed).passed);
   // The same as the reference's pack_rows.
   const auto ref = pack_rows<uint8_t>(ragged(), kLens, 3, 2, 9);

@@ -9,7 +9,9 @@
 namespace dsa::oracle {
 namespace {
 
-SparseBlocks three_rows() { return SparseBlocks{3, 4, 8, {0, 1, 2, 2, /*row 1*/ 5, 5, 5, 5, /*row 2*/ 1, 3, 4, 6}, {20, 0, 32}}; }
+SparseBlocks three_rows() {
+  return SparseBlocks{3, 4, 8, {0, 1, 2, 2, /*row 1*/ 5, 5, 5, 5, /*row 2*/ 1, 3, 4, 6}, {20, 0, 32}};
+}
 
 TEST(OracleSparse, EqualIdsAndEndsPass) {
   const auto v = check_sparse_blocks(three_rows(), three_rows());

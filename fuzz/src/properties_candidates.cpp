@@ -19,11 +19,14 @@ Outcome check_candidate_mask_agrees(IndexerOps& impl, const CandidateCase& c) {
     if (!supported([&] { impl.candidate_mask(masked, bounds, cand, variant); })) continue;
     // Every entry is the mask's: -inf off the candidate columns, the rest as it was (or -inf outside, full).
     const Logits expected = oracle::expected_candidate_mask(logits, bounds, cand, variant);
-    const oracle::LogitsVerdict lv = oracle::check_logits(masked, expected, oracle::full_bounds(logits.rows, logits.width));
+    const oracle::LogitsVerdict lv =
+        oracle::check_logits(masked, expected, oracle::full_bounds(logits.rows, logits.width));
     const char* name = variant == CandidateMask::full ? "full (vLLM)" : "strided (gfx942)";
     v.add(true, lv.passed ? std::string()
-                          : std::string(name) + " candidate mask over [0, E_r) (actual) versus the rows with only the "
-                                                "candidate columns kept (expected)\n" + oracle::format_table(lv));
+                          : std::string(name) +
+                                " candidate mask over [0, E_r) (actual) versus the rows with only the "
+                                "candidate columns kept (expected)\n" +
+                                oracle::format_table(lv));
   }
   return v.outcome("candidate_mask");
 }
@@ -43,9 +46,11 @@ Outcome check_candidate_logits_top_k_agrees(IndexerOps& impl, const DecodeCase& 
   // Its top-k is judged on its own compact logits: the launch reads what it wrote.
   const oracle::SelectionVerdict sv =
       oracle::check_topk_among(oracle::view(chosen), oracle::compact_columns(compact, cand, lens));
-  v.add(true, sv.passed ? std::string()
-                        : "the fused launch's top-k over its own compact logits (positions in [0, L_r) of the candidate "
-                          "columns; a position outside them is out of range)\n" + oracle::format_table(sv));
+  v.add(true, sv.passed
+                  ? std::string()
+                  : "the fused launch's top-k over its own compact logits (positions in [0, L_r) of the candidate "
+                    "columns; a position outside them is out of range)\n" +
+                        oracle::format_table(sv));
   return v.outcome("candidate_logits_top_k");
 }
 
@@ -64,9 +69,9 @@ Outcome check_prefill_compact_equals_dense(IndexerOps& impl, const PrefillCase& 
     source = "the reference's prefill logits (the implementation has none)";
   }
   const RowBounds bounds = oracle::prefill_bounds(p.ks, p.ke);
-  const std::string diff = compare_compact(compact, oracle::compact_from_dense(dense, bounds, cand), cand,
-                                           oracle::lengths(bounds), "prefill compact candidate logits versus " +
-                                                                        source + " at ks + position");
+  const std::string diff =
+      compare_compact(compact, oracle::compact_from_dense(dense, bounds, cand), cand, oracle::lengths(bounds),
+                      "prefill compact candidate logits versus " + source + " at ks + position");
   return diff.empty() ? passed() : failed(diff);
 }
 

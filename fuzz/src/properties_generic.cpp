@@ -24,7 +24,9 @@ std::string determinism_failure(const std::string& what, const oracle::Determini
 std::string logits_failure(const std::string& what, const oracle::LogitsVerdict& v) {
   return v.passed ? std::string() : what + ", second run (actual) versus first (expected): " + oracle::format_table(v);
 }
-std::string written_failure(const oracle::WrittenVerdict& w) { return w.passed ? std::string() : oracle::format_table(w); }
+std::string written_failure(const oracle::WrittenVerdict& w) {
+  return w.passed ? std::string() : oracle::format_table(w);
+}
 
 // Runs `call` on two copies of `out`; false when the implementation does not take it.
 template <class Out, class Call>
@@ -62,7 +64,8 @@ void sparse_written(IndexerOps& impl, const DecodeCase& c, const DecodeProblem& 
   if (!sparse) return;
   SparseBlocks blocks = poisoned_sparse(*sparse);
   if (supported([&] { impl.expand_candidate_blocks(cand, topk_row_bounds(p), blocks); })) {
-    v.add(true, written_failure(oracle::check_written({blocks.ids, blocks.rows, blocks.num_sparse}, "sparse_block_ids")));
+    v.add(true,
+          written_failure(oracle::check_written({blocks.ids, blocks.rows, blocks.num_sparse}, "sparse_block_ids")));
     v.add(true, written_failure(oracle::check_written({blocks.end, blocks.rows, 1}, "sparse_end")));
   }
   if (!takes_sparse_logits(p, profile)) return;
@@ -70,8 +73,7 @@ void sparse_written(IndexerOps& impl, const DecodeCase& c, const DecodeProblem& 
   Logits values = poisoned_bf16_logits(p.rows(), sparse->width());
   const bool own = supported([&] { impl.sparse_logits(p, profile, *sparse, values); });
   if (own)
-    v.add(true, written_failure(
-                    oracle::check_written(values, columns, "sparse_logits", oracle::kPoisonBf16AsF32Bits)));
+    v.add(true, written_failure(oracle::check_written(values, columns, "sparse_logits", oracle::kPoisonBf16AsF32Bits)));
   if (!own) values = sparse_logits(p, profile, *sparse);
   TopkIndices out = poisoned_topk(p.rows(), c.topk);
   const std::vector<int64_t> row_ks(size_t(p.rows()), 0);
@@ -101,8 +103,10 @@ void decode_determinism(IndexerOps& impl, const DecodeCase& c, Verdicts& v) {
   TopkIndices fa = poisoned_topk(p.rows(), c.topk), fb = fa;
   if (supported([&] { impl.candidate_logits_top_k(p, profile, cand, fs, fa); }) &&
       supported([&] { impl.candidate_logits_top_k(p, profile, cand, ft, fb); })) {
-    v.add(true, compare_compact(ft, fs, cand, lens, "candidate_logits_top_k's compact logits, second run versus first"));
-    v.add(true, determinism_failure("candidate_logits_top_k", oracle::check_determinism(oracle::view(fa), oracle::view(fb))));
+    v.add(true,
+          compare_compact(ft, fs, cand, lens, "candidate_logits_top_k's compact logits, second run versus first"));
+    v.add(true,
+          determinism_failure("candidate_logits_top_k", oracle::check_determinism(oracle::view(fa), oracle::view(fb))));
   }
   if (!p.decode_lens.empty()) {
     const TopkIndices padded = draw_index_rows(p.rows(), c.topk, c.seed);
@@ -125,7 +129,8 @@ void decode_written(IndexerOps& impl, const DecodeCase& c, Verdicts& v) {
   // Only live slots at positions below L_r must be written (SPEC 7).
   Logits compact = poisoned_logits(p.rows(), width);
   if (supported([&] { impl.compact_candidate_logits(p, profile, cand, compact); }))
-    v.add(true, written_failure(oracle::check_written(oracle::compact_written_view(compact, cand, lens), "compact_logits")));
+    v.add(true,
+          written_failure(oracle::check_written(oracle::compact_written_view(compact, cand, lens), "compact_logits")));
   Logits fused = poisoned_logits(p.rows(), width);
   TopkIndices chosen = poisoned_topk(p.rows(), c.topk);
   if (supported([&] { impl.candidate_logits_top_k(p, profile, cand, fused, chosen); })) {
@@ -165,8 +170,8 @@ void prefill_written(IndexerOps& impl, const PrefillCase& c, Verdicts& v) {
   const CandidateBlocks cand = make_candidates(c, p);
   Logits compact = poisoned_logits(p.rows, int64_t(cand.slots) * cand.block_size);
   if (supported([&] { impl.prefill_compact_candidate_logits(p, profile, cand, compact); }))
-    v.add(true, written_failure(oracle::check_written(oracle::compact_written_view(compact, cand, oracle::lengths(bounds)),
-                                                      "prefill compact_logits")));
+    v.add(true, written_failure(oracle::check_written(
+                    oracle::compact_written_view(compact, cand, oracle::lengths(bounds)), "prefill compact_logits")));
 }
 
 }  // namespace

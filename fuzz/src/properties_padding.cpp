@@ -43,7 +43,8 @@ Outcome check_padding_round_trip(IndexerOps& impl, const DecodeCase& c) {
   const int64_t row_bytes = int64_t(c.heads) * (c.element == ElementFormat::mxfp4 ? c.head_dim / 2 : c.head_dim);
   const TopkIndices words = draw_index_rows(rows, int32_t((row_bytes + 3) / 4), c.seed ^ 0x9);
   ByteRows q{rows, row_bytes, std::vector<uint8_t>(size_t(rows) * size_t(row_bytes))};
-  for (size_t i = 0; i < q.bytes.size(); ++i) q.bytes[i] = uint8_t(words.indices[i / 4 % words.indices.size()] >> (i % 4 * 8));
+  for (size_t i = 0; i < q.bytes.size(); ++i)
+    q.bytes[i] = uint8_t(words.indices[i / 4 % words.indices.size()] >> (i % 4 * 8));
   const uint8_t pad = q_pad_byte(c.element);
   for (const uint8_t fill : {uint8_t(0x00), uint8_t(0xFF)}) {
     ByteRows packed;
@@ -51,7 +52,8 @@ Outcome check_padding_round_trip(IndexerOps& impl, const DecodeCase& c) {
     const auto pv = oracle::check_packed_rows(q.bytes, q.row_bytes, lens, c.next_n, pad, packed.bytes);
     v.add(true, pv.passed ? std::string()
                           : fmt::format("pack_rows of q rows (pad 0x{:02x}, output filled with 0x{:02x} first)\n", pad,
-                                        fill) + oracle::format_table(pv));
+                                        fill) +
+                                oracle::format_table(pv));
   }
 
   // Index rows through pack_rows (pad 0xFF: -1) and back through unpack_topk.
@@ -63,9 +65,10 @@ Outcome check_padding_round_trip(IndexerOps& impl, const DecodeCase& c) {
   padded.indices.resize(size_t(padded.rows) * size_t(c.topk));
   std::string padded_by = "the implementation's pack_rows";
   if (pack(impl, ragged_bytes, lens, c.next_n, 0xFF, 0x00, packed)) {
-    const auto pv = oracle::check_packed_rows(ragged_bytes.bytes, ragged_bytes.row_bytes, lens, c.next_n, 0xFF,
-                                              packed.bytes);
-    v.add(true, pv.passed ? std::string() : "pack_rows of index rows (pad 0xff, -1 as int32)\n" + oracle::format_table(pv));
+    const auto pv =
+        oracle::check_packed_rows(ragged_bytes.bytes, ragged_bytes.row_bytes, lens, c.next_n, 0xFF, packed.bytes);
+    v.add(true,
+          pv.passed ? std::string() : "pack_rows of index rows (pad 0xff, -1 as int32)\n" + oracle::format_table(pv));
     std::memcpy(padded.indices.data(), packed.bytes.data(), packed.bytes.size());
   } else {
     padded.indices = pack_rows<int32_t>(ragged.indices, lens, c.next_n, size_t(c.topk), -1);
@@ -74,7 +77,8 @@ Outcome check_padding_round_trip(IndexerOps& impl, const DecodeCase& c) {
   TopkIndices back = poisoned_topk(rows, c.topk);
   if (supported([&] { impl.unpack_topk(padded, lens, back); })) {
     const auto uv = oracle::check_unpacked_topk(padded, lens, back);
-    v.add(true, uv.passed ? std::string() : "unpack_topk of rows packed by " + padded_by + "\n" + oracle::format_table(uv));
+    v.add(true,
+          uv.passed ? std::string() : "unpack_topk of rows packed by " + padded_by + "\n" + oracle::format_table(uv));
     if (uv.passed && back.indices != ragged.indices)
       v.add(true, "unpack_topk(pack_rows(rows)) is not the rows it started from (packed by " + padded_by + ")");
   }
@@ -110,7 +114,8 @@ Outcome check_skip_decode_fill_agrees(IndexerOps& impl, const DecodeCase& c) {
       } catch (const std::exception& e) {
         answered = fmt::format("threw '{}' instead of InvalidInput", e.what());
       }
-      v.add(true, fmt::format("skip_decode_fill(num_decode_tokens = {}, num_tokens = {}) {}", decode, tokens, answered));
+      v.add(true,
+            fmt::format("skip_decode_fill(num_decode_tokens = {}, num_tokens = {}) {}", decode, tokens, answered));
     }
   return v.outcome("skip_decode_fill");
 }

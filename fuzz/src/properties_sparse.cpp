@@ -34,8 +34,8 @@ SparseBlocks sparse_of(const DecodeCase& c, const DecodeProblem& p, const Candid
 
 void require_sparse_logits(const DecodeProblem& p, const Profile& profile) {
   if (!takes_sparse_logits(p, profile))
-    throw InvalidInput("replay", "the sparse logits need an MXFP4 step under a profile writing bf16 logits, not " +
-                                     profile.name);
+    throw InvalidInput("replay",
+                       "the sparse logits need an MXFP4 step under a profile writing bf16 logits, not " + profile.name);
 }
 
 }  // namespace
@@ -46,7 +46,8 @@ Outcome check_sparse_blocks_agree(IndexerOps& impl, const DecodeCase& c) {
   const RowBounds bounds = sparse_bounds(c, p);
   const SparseBlocks expected = expand_candidate_blocks(cand, bounds);
   SparseBlocks out = poisoned_sparse(expected);
-  if (!supported([&] { impl.expand_candidate_blocks(cand, bounds, out); })) return unsupported("expand_candidate_blocks");
+  if (!supported([&] { impl.expand_candidate_blocks(cand, bounds, out); }))
+    return unsupported("expand_candidate_blocks");
   const oracle::SparseBlocksVerdict v = oracle::check_sparse_blocks(out, expected);
   if (v.passed) return passed();
   return failed(fmt::format("sparse blocks of rows [ks, L_r + ks) ({}) (actual) versus the reference's (expected)\n",
@@ -64,8 +65,9 @@ Outcome check_sparse_logits_agree(IndexerOps& impl, const DecodeCase& c) {
   oracle::LogitsCheckOptions o;
   o.poison_bits = oracle::kPoisonBf16AsF32Bits;
   o.bf16_ulps = true;
-  const oracle::LogitsVerdict v = oracle::check_logits(
-      out, sparse_logits(p, profile, sparse), oracle::decode_bounds(std::vector<int64_t>(sparse.end.begin(), sparse.end.end())), o);
+  const oracle::LogitsVerdict v =
+      oracle::check_logits(out, sparse_logits(p, profile, sparse),
+                           oracle::decode_bounds(std::vector<int64_t>(sparse.end.begin(), sparse.end.end())), o);
   if (v.passed) return passed();
   return failed("bf16 sparse logits over each row's [0, end) (columns are sparse columns: block j * SBK + offset)\n" +
                 oracle::format_table(v));
@@ -89,8 +91,10 @@ Outcome check_sparse_topk_agrees(IndexerOps& impl, const DecodeCase& c) {
   const oracle::SelectionVerdict v =
       oracle::check_topk_among(oracle::view(out), oracle::sparse_columns(values, sparse, row_ks));
   if (v.passed) return passed();
-  return failed("sparse top-k on " + source + ": the rule over each row's columns [0, end), indices remapped to "
-                "positions (a position no column scores is out of range)\n" + oracle::format_table(v));
+  return failed("sparse top-k on " + source +
+                ": the rule over each row's columns [0, end), indices remapped to "
+                "positions (a position no column scores is out of range)\n" +
+                oracle::format_table(v));
 }
 
 }  // namespace dsa::fuzz::detail

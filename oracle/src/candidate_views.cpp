@@ -15,16 +15,19 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 void check_candidate_rows(const CandidateBlocks& candidates, int64_t rows) {
   candidates.validate();
   if (candidates.rows != rows)
-    throw InvalidInput("candidate_blocks", fmt::format("{} rows of candidate blocks for {} rows", candidates.rows, rows));
+    throw InvalidInput("candidate_blocks",
+                       fmt::format("{} rows of candidate blocks for {} rows", candidates.rows, rows));
 }
 
 void check_lens(std::span<const int64_t> lens, int64_t rows) {
-  if (int64_t(lens.size()) != rows) throw InvalidInput("lens", fmt::format("{} row lengths for {} rows", lens.size(), rows));
+  if (int64_t(lens.size()) != rows)
+    throw InvalidInput("lens", fmt::format("{} row lengths for {} rows", lens.size(), rows));
 }
 
 void check_compact_shape(const Logits& compact, const CandidateBlocks& candidates, const char* name) {
   const int64_t width = int64_t(candidates.slots) * candidates.block_size;
-  if (compact.rows != candidates.rows || compact.width != width || int64_t(compact.values.size()) != compact.rows * width)
+  if (compact.rows != candidates.rows || compact.width != width ||
+      int64_t(compact.values.size()) != compact.rows * width)
     throw InvalidInput(name, fmt::format("shape [{}][{}] ({} values); the candidate blocks need [{}][{}]", compact.rows,
                                          compact.width, compact.values.size(), candidates.rows, width));
 }
@@ -87,9 +90,9 @@ RowColumns compact_columns(const Logits& compact, const CandidateBlocks& candida
 RowColumns sparse_columns(const Logits& sparse_logits, const SparseBlocks& sparse, std::span<const int64_t> row_ks) {
   if (sparse_logits.rows != sparse.rows || sparse_logits.width != sparse.width() ||
       int64_t(sparse.end.size()) != sparse.rows || int64_t(row_ks.size()) != sparse.rows)
-    throw InvalidInput("sparse_logits", fmt::format("shape [{}][{}] for {} sparse rows of width {} ({} ends, {} ks)",
-                                                    sparse_logits.rows, sparse_logits.width, sparse.rows,
-                                                    sparse.width(), sparse.end.size(), row_ks.size()));
+    throw InvalidInput("sparse_logits",
+                       fmt::format("shape [{}][{}] for {} sparse rows of width {} ({} ends, {} ks)", sparse_logits.rows,
+                                   sparse_logits.width, sparse.rows, sparse.width(), sparse.end.size(), row_ks.size()));
   RowColumns columns(size_t(sparse.rows));
   for (int64_t r = 0; r < sparse.rows; ++r) {
     const int64_t end = sparse.end[size_t(r)];
@@ -106,8 +109,8 @@ SelectionVerdict check_topk_among(const IndexMatrix& indices, const RowColumns& 
                                   const SelectionCheckOptions& options) {
   validate(indices, "topk indices");
   if (int64_t(columns.size()) != indices.rows)
-    throw InvalidInput("topk indices", fmt::format("{} rows of indices for {} rows of columns", indices.rows,
-                                                   columns.size()));
+    throw InvalidInput("topk indices",
+                       fmt::format("{} rows of indices for {} rows of columns", indices.rows, columns.size()));
   // The rule runs on the columns gathered in position order; each chosen
   // position becomes its place among them, and a position that is not one of
   // them a place past every row (out of range).
@@ -194,7 +197,8 @@ Logits compact_from_dense(const Logits& dense, const RowBounds& bounds, const Ca
   for (int64_t r = 0; r < out.rows; ++r) {
     const int64_t start = bounds.start[size_t(r)], len = bounds.end[size_t(r)] - start;
     for (int64_t col = 0; col < width; ++col)
-      if (compact_defined(candidates, r, col, len)) out.row(r)[col] = dense.at(r, start + compact_position(candidates, r, col));
+      if (compact_defined(candidates, r, col, len))
+        out.row(r)[col] = dense.at(r, start + compact_position(candidates, r, col));
   }
   return out;
 }

@@ -69,9 +69,9 @@ ChoiceVerdict check_same_choice(const IndexMatrix& first, std::string first_name
   validate(first, "indices");
   validate(second, "indices");
   if (first.rows != second.rows || first.cols != second.cols || first.rows != values.rows)
-    throw InvalidInput("indices", fmt::format("{} is [{}][{}] but {} is [{}][{}], for {} rows of values", first_name,
-                                              first.rows, first.cols, second_name, second.rows, second.cols,
-                                              values.rows));
+    throw InvalidInput("indices",
+                       fmt::format("{} is [{}][{}] but {} is [{}][{}], for {} rows of values", first_name, first.rows,
+                                   first.cols, second_name, second.rows, second.cols, values.rows));
   check_row_bounds(values, bounds);
   ChoiceVerdict v{std::move(first_name), std::move(second_name), true, above_neg_inf_only, first.rows};
   for (int64_t r = 0; r < first.rows; ++r) {
@@ -102,7 +102,8 @@ ChoiceVerdict check_same_choice(const IndexMatrix& first, std::string first_name
 
 std::string summary_line(const ChoiceVerdict& v) {
   const char* what = v.above_neg_inf_only ? "values above -inf" : "values and -1 slots";
-  if (v.passed) return fmt::format("same choice: PASS  {} and {} choose the same {} in {} rows", v.first, v.second, what, v.rows);
+  if (v.passed)
+    return fmt::format("same choice: PASS  {} and {} choose the same {} in {} rows", v.first, v.second, what, v.rows);
   return fmt::format("same choice: FAIL  {} and {} choose different {} in {} of {} rows", v.first, v.second, what,
                      v.rows_differing, v.rows);
 }
@@ -110,18 +111,20 @@ std::string summary_line(const ChoiceVerdict& v) {
 std::string format_table(const ChoiceVerdict& v) {
   std::string out = summary_line(v) + "\n";
   auto shown = [](const std::vector<float>& values, int64_t count) {
-    return fmt::format("[{}{}]", fmt::join(values, " "), count > int64_t(values.size()) ? fmt::format(" ... ({} in all)", count) : "");
+    return fmt::format("[{}{}]", fmt::join(values, " "),
+                       count > int64_t(values.size()) ? fmt::format(" ... ({} in all)", count) : "");
   };
   for (const auto& d : v.first_rows) {
     if (!d.problem.empty()) {
       out += fmt::format("  row {} (window [{}, {})): {}\n", d.row, d.start, d.end, d.problem);
       continue;
     }
-    out += fmt::format("  row {} (window [{}, {})): {} chose {} values and {} x -1, {} chose {} values and {} x -1; "
-                       "values only in {}: {}; only in {}: {}\n",
-                       d.row, d.start, d.end, v.first, d.first_values, d.first_minus_one, v.second, d.second_values,
-                       d.second_minus_one, v.first, shown(d.only_first, d.only_first_count), v.second,
-                       shown(d.only_second, d.only_second_count));
+    out += fmt::format(
+        "  row {} (window [{}, {})): {} chose {} values and {} x -1, {} chose {} values and {} x -1; "
+        "values only in {}: {}; only in {}: {}\n",
+        d.row, d.start, d.end, v.first, d.first_values, d.first_minus_one, v.second, d.second_values,
+        d.second_minus_one, v.first, shown(d.only_first, d.only_first_count), v.second,
+        shown(d.only_second, d.only_second_count));
   }
   return out;
 }

@@ -30,8 +30,7 @@ int64_t ragged_rows(std::span<const int32_t> decode_lens) {
 
 // Compares output row r (width cols) with what it must hold; `want(c)` is the expected entry.
 template <class Got, class Want>
-void compare_row(MovedRowsVerdict& v, int64_t r, int64_t source, int64_t cols, Got&& got, Want&& want,
-                 int max_listed) {
+void compare_row(MovedRowsVerdict& v, int64_t r, int64_t source, int64_t cols, Got&& got, Want&& want, int max_listed) {
   MovedRow m{.row = r, .source = source};
   for (int64_t c = 0; c < cols; ++c) {
     if (got(c) == want(c)) continue;
@@ -50,11 +49,11 @@ MovedRowsVerdict check_packed_rows(std::span<const uint8_t> ragged, int64_t row_
                                    std::span<const uint8_t> packed, int max_listed) {
   const std::vector<int64_t> source = packed_sources(decode_lens, next_n);
   if (row_bytes < 0 || int64_t(ragged.size()) != ragged_rows(decode_lens) * row_bytes)
-    throw InvalidInput("ragged", fmt::format("{} bytes for {} rows of {} bytes", ragged.size(),
-                                             ragged_rows(decode_lens), row_bytes));
+    throw InvalidInput(
+        "ragged", fmt::format("{} bytes for {} rows of {} bytes", ragged.size(), ragged_rows(decode_lens), row_bytes));
   if (int64_t(packed.size()) != int64_t(source.size()) * row_bytes)
-    throw InvalidInput("packed", fmt::format("{} bytes for {} rows of {} bytes", packed.size(), source.size(),
-                                             row_bytes));
+    throw InvalidInput("packed",
+                       fmt::format("{} bytes for {} rows of {} bytes", packed.size(), source.size(), row_bytes));
   MovedRowsVerdict v{.buffer = "packed rows", .rows = int64_t(source.size())};
   for (int64_t r = 0; r < v.rows; ++r) {
     const int64_t s = source[size_t(r)];
@@ -108,8 +107,7 @@ std::string format_table(const MovedRowsVerdict& v) {
   return out;
 }
 
-bool may_skip_decode_fill(bool has_prefill_rows, int64_t num_decode_tokens, int64_t num_tokens,
-                          bool requires_padding) {
+bool may_skip_decode_fill(bool has_prefill_rows, int64_t num_decode_tokens, int64_t num_tokens, bool requires_padding) {
   return !has_prefill_rows && !requires_padding && num_decode_tokens == num_tokens;
 }
 

@@ -32,7 +32,8 @@ SparseBlocksVerdict check_sparse_blocks(const SparseBlocks& actual, const Sparse
     SparseRowDiff d{.row = r, .actual_end = actual.end[size_t(r)], .expected_end = expected.end[size_t(r)]};
     for (int64_t s = 0; s < expected.num_sparse; ++s) {
       if (actual.row(r)[s] == expected.row(r)[s]) continue;
-      if (d.slots_differing++ == 0) d.first_slot = s, d.actual_id = actual.row(r)[s], d.expected_id = expected.row(r)[s];
+      if (d.slots_differing++ == 0)
+        d.first_slot = s, d.actual_id = actual.row(r)[s], d.expected_id = expected.row(r)[s];
     }
     const bool end_differs = d.actual_end != d.expected_end;
     if (d.slots_differing == 0 && !end_differs) continue;
@@ -56,7 +57,8 @@ std::string summary_line(const SparseBlocksVerdict& v) {
 std::string format_table(const SparseBlocksVerdict& v) {
   std::string out = summary_line(v) + "\n";
   if (v.passed) return out;
-  out += fmt::format("  {:>7} {:>11} {:>9} {:>9} {:>7} {:>7}\n", "row", "ids differ", "first at", "id", "end", "expected");
+  out +=
+      fmt::format("  {:>7} {:>11} {:>9} {:>9} {:>7} {:>7}\n", "row", "ids differ", "first at", "id", "end", "expected");
   for (const auto& d : v.first_rows) {
     const std::string id = d.first_slot < 0 ? "-" : fmt::format("{} ({})", d.actual_id, d.expected_id);
     out += fmt::format("  {:>7} {:>11} {:>9} {:>9} {:>7} {:>7}\n", d.row, d.slots_differing,

@@ -13,7 +13,8 @@ struct PageLayout {
   int32_t page_size, head_dim;
   size_t value_bytes() const { return layout == CacheLayout::mxfp4 ? size_t(head_dim) / 2 : size_t(head_dim); }
   size_t value_at(int32_t t, int32_t d) const {
-    if (layout == CacheLayout::preshuffle) return size_t(t / 16) * 16 * head_dim + size_t(d / 16) * 256 + (t % 16) * 16 + d % 16;
+    if (layout == CacheLayout::preshuffle)
+      return size_t(t / 16) * 16 * head_dim + size_t(d / 16) * 256 + (t % 16) * 16 + d % 16;
     return size_t(t) * value_bytes() + size_t(layout == CacheLayout::mxfp4 ? d / 2 : d);
   }
   size_t scale_at(int32_t t) const { return size_t(page_size) * value_bytes() + size_t(t) * 4; }
@@ -59,7 +60,8 @@ GatheredColumns gather_columns(const DecodeProblem& problem, int64_t row, const 
     for (int32_t d = 0; d < D; d += fp4 ? 2 : 1) *codes++ = page[layout.value_at(slot, d)];
     const int32_t scale_slot = defects.scale_of_first_slot ? 0 : slot;
     if (fp4) {
-      std::memcpy(g.block_scales.data() + size_t(i) * size_t(D / 32), page + layout.scale_at(scale_slot), size_t(D / 32));
+      std::memcpy(g.block_scales.data() + size_t(i) * size_t(D / 32), page + layout.scale_at(scale_slot),
+                  size_t(D / 32));
     } else {
       std::memcpy(&g.scales[size_t(i)], page + layout.scale_at(scale_slot), sizeof(float));
     }

@@ -49,7 +49,6 @@ std::string format_table(const MovedRowsVerdict& v);
 // A step may skip the -1 pre-fill of its index buffer only when the decode
 // top-k writes every entry of every row: no prefill rows, no padded request,
 // and every token of the step a decode token.
-bool may_skip_decode_fill(bool has_prefill_rows, int64_t num_decode_tokens, int64_t num_tokens,
-                          bool requires_padding);
+bool may_skip_decode_fill(bool has_prefill_rows, int64_t num_decode_tokens, int64_t num_tokens, bool requires_padding);
 
 }  // namespace dsa::oracle

@@ -23,7 +23,7 @@ struct SparseBlocksVerdict {
   int64_t rows = 0;
   int64_t num_sparse = 0;
   int64_t rows_differing = 0;
-  int64_t ids_differing = 0;   // over all rows
+  int64_t ids_differing = 0;  // over all rows
   int64_t ends_differing = 0;
   std::vector<SparseRowDiff> first_rows;  // row order, first max_listed
 };
