@@ -65,6 +65,35 @@ TEST(OraclePadding, UnpackedTopkAgainstTheReference) {
   }
 }
 
+TEST(OraclePadding, PadSlotsHoldOnlyMinusOne) {
+  // kLens {2, 1, 3}, next_n 3, k 2: pad slots are rows 2, 4 and 5; real rows may hold anything.
+  TopkIndices step{9, 2, std::vector<int32_t>(18, 7)};
+  for (const int64_t r : {2, 4, 5}) step.row(r)[0] = step.row(r)[1] = -1;
+  EXPECT_TRUE(check_pad_slots(step, kLens).passed);
+
+  step.row(4)[1] = 3;  // request 1's pad slot 1: an index from its garbage logits
+  step.row(5)[0] = 0;
+  step.row(5)[1] = 1;
+  const auto v = check_pad_slots(step, kLens);
+  EXPECT_FALSE(v.passed);
+  EXPECT_EQ(v.rows_wrong, 2);
+  EXPECT_EQ(v.entries_wrong, 3);
+  ASSERT_EQ(v.first_rows.size(), 2u);
+  EXPECT_EQ(v.first_rows[0].row, 4);
+  EXPECT_EQ(v.first_rows[0].source, -1);
+  EXPECT_EQ(v.first_rows[0].first_col, 1);
+  EXPECT_EQ(v.first_rows[0].actual, 3);
+  EXPECT_EQ(v.first_rows[0].expected, -1);
+  EXPECT_EQ(v.first_rows[1].row, 5);
+  EXPECT_EQ(v.first_rows[1].first_col, 0);
+  EXPECT_NE(format_table(v).find("pad"), std::string::npos);
+
+  // The reference's pack_rows with pad -1 gives what the rule asks of pad slots.
+  const TopkIndices ragged{6, 2, std::vector<int32_t>(12, 5)};
+  const TopkIndices packed{9, 2, pack_rows<int32_t>(ragged.indices, kLens, 3, 2, -1)};
+  EXPECT_TRUE(check_pad_slots(packed, kLens).passed);
+}
+
 TEST(OraclePadding, BadLengthsAndSizesNameTheArgument) {
   auto argument = [](auto&& f) {
     try {
@@ -85,6 +114,9 @@ TEST(OraclePadding, BadLengthsAndSizesNameTheArgument) {
   EXPECT_EQ(argument([&] { check_unpacked_topk(padded, kLens, TopkIndices{5, 2, std::vector<int32_t>(10)}); }),
             "topk_indices");
   EXPECT_EQ(argument([&] { check_unpacked_topk(padded, std::vector<int32_t>{2, 2}, padded); }), "decode_lens");
+  EXPECT_EQ(argument([&] { check_pad_slots(padded, std::vector<int32_t>{2, 2}); }), "decode_lens");
+  EXPECT_EQ(argument([&] { check_pad_slots(padded, std::vector<int32_t>{2, 4, 1}); }), "decode_lens");
+  EXPECT_EQ(argument([&] { check_pad_slots(TopkIndices{9, 2, std::vector<int32_t>(17)}, kLens); }), "padded");
 }
 
 TEST(OraclePadding, SkipDecodeFillOnlyWhenEveryEntryIsWritten) {

@@ -7,6 +7,7 @@
 #include "case_random.hpp"
 #include "dsa/oracle/candidate_views.hpp"
 #include "dsa/oracle/logits_check.hpp"
+#include "dsa/oracle/padding_check.hpp"
 #include "dsa/oracle/report.hpp"
 #include "dsa/padding.hpp"
 #include "properties_checks.hpp"
@@ -192,14 +193,10 @@ Outcome check_padded_equals_unpadded(IndexerOps& impl, const DecodeCase& c) {
   TopkIndices step = poisoned_topk(p.rows(), k);
   if (!supported([&] { impl.topk(padded, bounds, step); }))
     return logits_by == &impl ? passed() : unsupported("decode_logits and topk");
-  for (int64_t r = 0; r < p.rows(); ++r) {
-    if (!p.is_padded_row(r)) continue;
-    for (int32_t s = 0; s < k; ++s)
-      if (step.row(r)[s] != -1)
-        return failed(fmt::format("padded row {} (request {}, slot {}) holds index {} in top-k slot {}: its garbage "
-                                  "reached the index buffer",
-                                  r, r / p.next_n, r % p.next_n, step.row(r)[s], s));
-  }
+  const oracle::MovedRowsVerdict pads = oracle::check_pad_slots(step, p.decode_lens);
+  if (!pads.passed)
+    return failed("top-k of the padded step: a padded row's garbage reached the index buffer\n" +
+                  oracle::format_table(pads));
   RowBounds real_bounds;
   TopkIndices own_topk;
   own_topk.k = k;

@@ -42,6 +42,16 @@ void compare_row(MovedRowsVerdict& v, int64_t r, int64_t source, int64_t cols, G
   if (int64_t(v.first_rows.size()) < max_listed) v.first_rows.push_back(m);
 }
 
+// For every row of padded index rows, the ragged row it holds (-1: a pad slot); throws on bad shapes.
+std::vector<int64_t> padded_sources(const TopkIndices& padded, std::span<const int32_t> decode_lens) {
+  const int64_t B = int64_t(decode_lens.size());
+  if (B == 0 || padded.rows % B != 0)
+    throw InvalidInput("decode_lens", fmt::format("{} requests for {} padded rows", B, padded.rows));
+  if (padded.indices.size() != size_t(padded.rows) * size_t(padded.k))
+    throw InvalidInput("padded", fmt::format("{} indices for [{}][{}]", padded.indices.size(), padded.rows, padded.k));
+  return packed_sources(decode_lens, int32_t(padded.rows / B));
+}
+
 }  // namespace
 
 MovedRowsVerdict check_packed_rows(std::span<const uint8_t> ragged, int64_t row_bytes,
@@ -67,13 +77,8 @@ MovedRowsVerdict check_packed_rows(std::span<const uint8_t> ragged, int64_t row_
 
 MovedRowsVerdict check_unpacked_topk(const TopkIndices& padded, std::span<const int32_t> decode_lens,
                                      const TopkIndices& unpacked, int max_listed) {
-  const int64_t B = int64_t(decode_lens.size());
-  if (B == 0 || padded.rows % B != 0)
-    throw InvalidInput("decode_lens", fmt::format("{} requests for {} padded rows", B, padded.rows));
-  const std::vector<int64_t> source = packed_sources(decode_lens, int32_t(padded.rows / B));
+  const std::vector<int64_t> source = padded_sources(padded, decode_lens);
   const int64_t rows = ragged_rows(decode_lens);
-  if (padded.indices.size() != size_t(padded.rows) * size_t(padded.k))
-    throw InvalidInput("padded", fmt::format("{} indices for [{}][{}]", padded.indices.size(), padded.rows, padded.k));
   if (unpacked.rows != rows || unpacked.k != padded.k || unpacked.indices.size() != size_t(rows) * size_t(padded.k))
     throw InvalidInput("topk_indices", fmt::format("[{}][{}] ({} indices) for {} real rows of k = {}", unpacked.rows,
                                                    unpacked.k, unpacked.indices.size(), rows, padded.k));
@@ -84,6 +89,19 @@ MovedRowsVerdict check_unpacked_topk(const TopkIndices& padded, std::span<const 
     compare_row(
         v, i, r, padded.k, [&](int64_t c) { return int64_t(unpacked.row(i)[c]); },
         [&](int64_t c) { return int64_t(padded.row(r)[c]); }, max_listed);
+  }
+  v.passed = v.rows_wrong == 0;
+  return v;
+}
+
+MovedRowsVerdict check_pad_slots(const TopkIndices& padded, std::span<const int32_t> decode_lens, int max_listed) {
+  const std::vector<int64_t> source = padded_sources(padded, decode_lens);
+  MovedRowsVerdict v{.buffer = "pad slots of the index rows", .rows = padded.rows};
+  for (int64_t r = 0; r < padded.rows; ++r) {
+    if (source[size_t(r)] >= 0) continue;
+    compare_row(
+        v, r, -1, padded.k, [&](int64_t c) { return int64_t(padded.row(r)[c]); }, [](int64_t) { return int64_t(-1); },
+        max_listed);
   }
   v.passed = v.rows_wrong == 0;
   return v;

@@ -43,6 +43,12 @@ MovedRowsVerdict check_packed_rows(std::span<const uint8_t> ragged, int64_t row_
 MovedRowsVerdict check_unpacked_topk(const TopkIndices& padded, std::span<const int32_t> decode_lens,
                                      const TopkIndices& unpacked, int max_listed = 10);
 
+// The index rows of a padded step [B * next_n][k] (next_n = padded.rows / B):
+// every pad slot (j >= d_b) holds -1 in every entry, its garbage logits never
+// reach the index buffer (SPEC 5). Real slots are not judged here.
+MovedRowsVerdict check_pad_slots(const TopkIndices& padded, std::span<const int32_t> decode_lens,
+                                 int max_listed = 10);
+
 std::string summary_line(const MovedRowsVerdict& v);
 std::string format_table(const MovedRowsVerdict& v);
 
