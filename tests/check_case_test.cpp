@@ -260,6 +260,18 @@ TEST(CheckCase, MaskedLogitsAndSparseBlocks) {
   unmasked.topk_indices.reset();  // (judged on these masked logits, it could fail too)
   EXPECT_EQ(failed_checks(m, unmasked), std::vector<std::string>{"logits"});
 
+  // With the logits given, every entry is the mask's (SPEC 7), past L_r and E_r too.
+  const GoldenCase given = preset_case("edge", "exact", 6);
+  ASSERT_EQ(given.settings.op, dataset::GoldenOp::candidate_mask);
+  ASSERT_TRUE(given.logits_given() && given.expected.masked_logits);
+  EXPECT_TRUE(passed(given, given.expected)) << dataset::check_case(given, given.expected, "case").to_text();
+  GoldenOutputs past_row = given.expected;
+  const int64_t last = past_row.masked_logits->width - 1;
+  ASSERT_LT(given.candidate_ends()[4], last);
+  past_row.masked_logits->row(4)[last] = 1.0f;  // past E_r: the full mask writes -inf there
+  past_row.topk_indices.reset();
+  EXPECT_EQ(failed_checks(given, past_row), std::vector<std::string>{"logits"});
+
   const GoldenCase s = preset_case("mxfp4", "deepgemm_sm100_bf16", 1);
   EXPECT_TRUE(passed(s, s.expected));
   GoldenOutputs ids = s.expected;

@@ -87,7 +87,17 @@ oracle::Report check_case(const GoldenCase& g, const GoldenOutputs& a, const std
   };
 
   if (a.logits && ref.logits) judge_logits(out::logits, *a.logits, *ref.logits, bounds, poison);
-  if (a.masked_logits && ref.masked_logits) judge_logits(out::masked_logits, *a.masked_logits, *ref.masked_logits, bounds, poison);
+  if (a.masked_logits && ref.masked_logits) {
+    if (g.logits_given()) {
+      // Every entry is the mask's (SPEC 7), the rule the fuzzer's candidate_mask_agrees holds kernels to.
+      const Logits expected = oracle::expected_candidate_mask(
+          *g.given_logits, oracle::decode_bounds(g.candidate_ends()), *g.candidate_blocks, CandidateMask::full);
+      judge_logits(out::masked_logits, *a.masked_logits, expected, oracle::full_bounds(R, expected.width), poison);
+    } else {
+      // Masked kernel logits: past L_r they hold the logits kernel's own garbage (SPEC 4).
+      judge_logits(out::masked_logits, *a.masked_logits, *ref.masked_logits, bounds, poison);
+    }
+  }
 
   if (a.candidate_blocks && g.decode) {
     const CandidateBlocks& cand = *a.candidate_blocks;
