@@ -61,7 +61,9 @@ TEST(OraclePadding, UnpackedTopkAgainstTheReference) {
     if (ref.rows == 0) continue;
     TopkIndices shifted = ref;  // every real row taken from the padded row before it
     for (int64_t r = 0; r + 1 < ref.rows; ++r) std::copy_n(ref.row(r + 1), k, shifted.indices.begin() + r * k);
-    if (shifted.indices != ref.indices) EXPECT_FALSE(check_unpacked_topk(padded, lens, shifted).passed);
+    if (shifted.indices != ref.indices) {
+      EXPECT_FALSE(check_unpacked_topk(padded, lens, shifted).passed);
+    }
   }
 }
 

@@ -28,6 +28,13 @@ int64_t ragged_rows(std::span<const int32_t> decode_lens) {
   return n;
 }
 
+MovedRowsVerdict empty_verdict(const char* buffer, int64_t rows) {
+  MovedRowsVerdict v;
+  v.buffer = buffer;
+  v.rows = rows;
+  return v;
+}
+
 // Compares output row r (width cols) with what it must hold; `want(c)` is the expected entry.
 template <class Got, class Want>
 void compare_row(MovedRowsVerdict& v, int64_t r, int64_t source, int64_t cols, Got&& got, Want&& want, int max_listed) {
@@ -64,7 +71,7 @@ MovedRowsVerdict check_packed_rows(std::span<const uint8_t> ragged, int64_t row_
   if (int64_t(packed.size()) != int64_t(source.size()) * row_bytes)
     throw InvalidInput("packed",
                        fmt::format("{} bytes for {} rows of {} bytes", packed.size(), source.size(), row_bytes));
-  MovedRowsVerdict v{.buffer = "packed rows", .rows = int64_t(source.size())};
+  MovedRowsVerdict v = empty_verdict("packed rows", int64_t(source.size()));
   for (int64_t r = 0; r < v.rows; ++r) {
     const int64_t s = source[size_t(r)];
     compare_row(
@@ -82,7 +89,7 @@ MovedRowsVerdict check_unpacked_topk(const TopkIndices& padded, std::span<const 
   if (unpacked.rows != rows || unpacked.k != padded.k || unpacked.indices.size() != size_t(rows) * size_t(padded.k))
     throw InvalidInput("topk_indices", fmt::format("[{}][{}] ({} indices) for {} real rows of k = {}", unpacked.rows,
                                                    unpacked.k, unpacked.indices.size(), rows, padded.k));
-  MovedRowsVerdict v{.buffer = "unpacked top-k", .rows = rows};
+  MovedRowsVerdict v = empty_verdict("unpacked top-k", rows);
   for (int64_t r = 0; r < int64_t(source.size()); ++r) {
     const int64_t i = source[size_t(r)];
     if (i < 0) continue;
@@ -96,7 +103,7 @@ MovedRowsVerdict check_unpacked_topk(const TopkIndices& padded, std::span<const 
 
 MovedRowsVerdict check_pad_slots(const TopkIndices& padded, std::span<const int32_t> decode_lens, int max_listed) {
   const std::vector<int64_t> source = padded_sources(padded, decode_lens);
-  MovedRowsVerdict v{.buffer = "pad slots of the index rows", .rows = padded.rows};
+  MovedRowsVerdict v = empty_verdict("pad slots of the index rows", padded.rows);
   for (int64_t r = 0; r < padded.rows; ++r) {
     if (source[size_t(r)] >= 0) continue;
     compare_row(
