@@ -38,7 +38,8 @@ DecodeProblem permute_pages(const DecodeProblem& p, uint64_t seed) {
   for (size_t i = perm.size(); i > 1; --i) std::swap(perm[i - 1], perm[size_t(rng.uniform_int(0, int64_t(i) - 1))]);
   const size_t page = p.cache.page_bytes();
   for (size_t q = 0; q < perm.size(); ++q)
-    std::copy_n(p.cache.bytes.begin() + int64_t(q * page), page, out.cache.bytes.begin() + int64_t(size_t(perm[q]) * page));
+    std::copy_n(p.cache.bytes.begin() + int64_t(q * page), page,
+                out.cache.bytes.begin() + int64_t(size_t(perm[q]) * page));
   for (auto& id : out.block_table) id = perm[size_t(id)];
   return out;
 }
@@ -65,7 +66,8 @@ DecodeProblem request_alone(const DecodeProblem& p, int32_t b) {
   if (srow)
     one.q_block_scales.assign(p.q_block_scales.begin() + first * int64_t(srow),
                               p.q_block_scales.begin() + (first + one.next_n) * int64_t(srow));
-  one.weights.assign(p.weights.begin() + first * int64_t(wrow), p.weights.begin() + (first + one.next_n) * int64_t(wrow));
+  one.weights.assign(p.weights.begin() + first * int64_t(wrow),
+                     p.weights.begin() + (first + one.next_n) * int64_t(wrow));
   return one;
 }
 
@@ -111,7 +113,8 @@ Outcome check_page_permutation(IndexerOps& impl, const DecodeCase& c) {
   if (!dense(impl, moved, profile, second)) return failed("decode_logits answered Unsupported once the pages moved");
   const oracle::LogitsVerdict v = oracle::check_logits(second, first, visible_lens(p), bitwise());
   if (v.passed) return passed();
-  return failed("logits after permuting the physical pages (actual) versus before (expected)\n" + oracle::format_table(v));
+  return failed("logits after permuting the physical pages (actual) versus before (expected)\n" +
+                oracle::format_table(v));
 }
 
 Outcome check_compact_logits_agree(IndexerOps& impl, const DecodeCase& c) {
@@ -141,8 +144,8 @@ Outcome check_compact_equals_dense(IndexerOps& impl, const DecodeCase& c) {
     source = "the reference's dense logits (the implementation has none)";
   }
   const std::vector<int64_t> lens = visible_lens(p);
-  const std::string diff =
-      compare_compact(compact, oracle::compact_from_dense(full, oracle::decode_bounds(lens), cand), cand, lens, "compact candidate logits versus " + source);
+  const std::string diff = compare_compact(compact, oracle::compact_from_dense(full, oracle::decode_bounds(lens), cand),
+                                           cand, lens, "compact candidate logits versus " + source);
   return diff.empty() ? passed() : failed(diff);
 }
 

@@ -47,7 +47,8 @@ std::optional<SparseBlocks> reference_sparse(const DecodeProblem& problem, const
 }
 
 bool takes_sparse_logits(const DecodeProblem& problem, const Profile& profile) {
-  return problem.element == ElementFormat::mxfp4 && profile.logits == Precision::bf16 && profile.accepts(problem.element);
+  return problem.element == ElementFormat::mxfp4 && profile.logits == Precision::bf16 &&
+         profile.accepts(problem.element);
 }
 
 TopkIndices draw_index_rows(int64_t rows, int32_t k, uint64_t seed) {

@@ -88,7 +88,8 @@ LogitsVerdict check_logits(const Logits& actual, const Logits& expected, const R
         ++v.nan_vs_number;
         row.nan_vs_number = true;
       }
-      if (std::isfinite(a) && std::isfinite(e)) v.max_abs_diff = std::max(v.max_abs_diff, std::fabs(double(a) - double(e)));
+      if (std::isfinite(a) && std::isfinite(e))
+        v.max_abs_diff = std::max(v.max_abs_diff, std::fabs(double(a) - double(e)));
       if (row.mismatches++ == 0) row.first_col = c;
       if (v.first_mismatches.size() < listed) v.first_mismatches.push_back(m);
     }

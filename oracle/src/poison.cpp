@@ -9,7 +9,9 @@
 
 namespace dsa::oracle {
 
-void fill_poison(std::span<float> values, uint32_t bits) { std::fill(values.begin(), values.end(), float_from_bits(bits)); }
+void fill_poison(std::span<float> values, uint32_t bits) {
+  std::fill(values.begin(), values.end(), float_from_bits(bits));
+}
 void fill_poison(std::span<int32_t> values, int32_t poison) { std::fill(values.begin(), values.end(), poison); }
 
 namespace {

@@ -14,14 +14,18 @@ Report::Entry make_entry(std::string label, std::string check, const Verdict& v)
 
 }  // namespace
 
-void Report::add(std::string label, const LogitsVerdict& v) { entries_.push_back(make_entry(std::move(label), "logits", v)); }
+void Report::add(std::string label, const LogitsVerdict& v) {
+  entries_.push_back(make_entry(std::move(label), "logits", v));
+}
 void Report::add(std::string label, const SelectionVerdict& v) {
   entries_.push_back(make_entry(std::move(label), v.check, v));
 }
 void Report::add(std::string label, const DeterminismVerdict& v) {
   entries_.push_back(make_entry(std::move(label), "determinism", v));
 }
-void Report::add(std::string label, const WrittenVerdict& v) { entries_.push_back(make_entry(std::move(label), "written", v)); }
+void Report::add(std::string label, const WrittenVerdict& v) {
+  entries_.push_back(make_entry(std::move(label), "written", v));
+}
 void Report::add(std::string label, const SparseBlocksVerdict& v) {
   entries_.push_back(make_entry(std::move(label), "sparse_blocks", v));
 }
