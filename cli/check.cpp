@@ -1,30 +1,21 @@
 // `dsa-oracle check`: judges a kernel's outputs for a golden set, read from
 // an outputs folder (--outputs) or made in process by an implementation of
-// the table (--impl).
+// the table (--impl); with --baseline, against a baseline set instead
+// (check_baseline.cpp).
 #include <memory>
 #include <optional>
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include "check_baseline.hpp"
 #include "command_registry.hpp"
 #include "dsa/dataset/check.hpp"
 #include "dsa/dataset/safetensors.hpp"
 #include "dsa/error.hpp"
 #include "dsa/fuzz/implementations.hpp"
-#include "dsa/optimized/implementations.hpp"
 
 namespace dsa::cli {
-namespace {
-
-struct CheckCliOptions {
-  std::string golden;
-  std::string outputs;
-  std::string impl;
-  std::optional<double> tolerance;
-  std::string json;
-  bool quiet = false;
-};
 
 void print_case(const dataset::CaseCheck& c, bool quiet) {
   fmt::print("{:<48} {:<26} {}\n", c.file, c.op, dataset::to_string(c.status));
@@ -52,7 +43,13 @@ void print_case(const dataset::CaseCheck& c, bool quiet) {
   }
 }
 
+namespace {
+
 int check(const CheckCliOptions& o) {
+  if (o.golden.empty() == o.baseline.empty())
+    throw InvalidInput("golden", "give exactly one of --golden DIR (judge by the oracle's rules against the reference) "
+                                 "and --baseline DIR (hold to a recorded baseline)");
+  if (!o.baseline.empty()) return check_baseline_command(o);
   if (o.impl.empty() == o.outputs.empty())
     throw InvalidInput("outputs", "give exactly one of --outputs DIR (outputs made elsewhere) and --impl NAME (run an "
                                   "implementation in process)");
@@ -62,9 +59,8 @@ int check(const CheckCliOptions& o) {
   if (o.impl.empty()) {
     result = dataset::check_golden_set(o.golden, o.outputs, options);
   } else {
-    const optimized::Implementation& entry = optimized::find_implementation(o.impl);
     const std::unique_ptr<IndexerOps> impl = fuzz::make_implementation(o.impl);  // refuses one that cannot run here
-    result = dataset::check_implementation(o.golden, *impl, entry.contract, options);
+    result = dataset::check_implementation(o.golden, *impl, fuzz::implementation_contract(o.impl), options);
   }
   for (const auto& c : result.cases) print_case(c, o.quiet);
   const auto report = result.report();
@@ -87,7 +83,10 @@ const Registrar registrar("check", 41, [](CLI::App& app) {
   auto o = std::make_shared<CheckCliOptions>();
   auto* sub = app.add_subcommand(
       "check", "Judge a kernel's outputs for a golden set (exit 1 on a failed check or when nothing was checked, 2 on bad input)");
-  sub->add_option("--golden", o->golden, "Golden set folder (with manifest.json)")->required();
+  sub->add_option("--golden", o->golden, "Golden set folder (with manifest.json)");
+  sub->add_option("--baseline", o->baseline,
+                  "Instead of --golden: a baseline set (`golden --record`); the outputs must be the baseline's, by the "
+                  "oracle's rules (docs/regression.md)");
   auto* outputs =
       sub->add_option("--outputs", o->outputs, "Folder of the kernel's outputs: one safetensors file per case, same names");
   sub->add_option("--impl", o->impl,
@@ -98,6 +97,13 @@ const Registrar registrar("check", 41, [](CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--json", o->json, "Write the JSON report (schema dsa-oracle/report/1, plus \"cases\") to this file");
   sub->add_flag("--quiet", o->quiet, "Print only the checks that failed");
+  sub->add_option("--numerics", o->numerics,
+                  "--baseline: the numerics report (distance to the exact arithmetic) for the cases whose logits differ "
+                  "from the baseline's, every case, or none")
+      ->check(CLI::IsMember({"differing", "all", "none"}))
+      ->capture_default_str();
+  sub->add_option("--numerics-json", o->numerics_json, "--baseline: write the numerics report (JSON) to this file");
+  sub->add_option("--svg", o->svg, "--baseline: write the histogram of ulp distances, baseline against new, to this SVG");
   return [o] { return check(*o); };
 });
 

@@ -21,4 +21,11 @@ std::unique_ptr<IndexerOps> make_implementation(std::string_view name) {
   return entry.make();
 }
 
+Contract implementation_contract(std::string_view name) {
+  if (!name.starts_with(kExternalPrefix)) return optimized::find_implementation(name).contract;
+  Contract any;
+  for (const Op op : all_ops()) any.ops.insert(op);
+  return any;
+}
+
 }  // namespace dsa::fuzz

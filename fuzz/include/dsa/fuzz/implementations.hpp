@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dsa/contract.hpp"
 #include "dsa/indexer_ops.hpp"
 
 namespace dsa::fuzz {
@@ -19,5 +20,9 @@ std::vector<std::string> implementation_names();  // the table's names, then "ex
 // Throws InvalidInput("impl", ...) listing the names for an unknown one, and
 // for an entry that is built but cannot run on this machine (no GPU).
 std::unique_ptr<IndexerOps> make_implementation(std::string_view name);
+// What a harness may hand it: a table entry's contract; for an external
+// command every op and any profile (the calls it does not take it answers
+// with exit 3, which a harness counts as not run).
+Contract implementation_contract(std::string_view name);
 
 }  // namespace dsa::fuzz
