@@ -13,6 +13,7 @@
 #include "command_registry.hpp"
 #include "dsa/error.hpp"
 #include "dsa/fuzz/campaign.hpp"
+#include "dsa/fuzz/differential.hpp"
 #include "dsa/fuzz/implementations.hpp"
 #include "dsa/fuzz/mutants.hpp"
 #include "dsa/optimized/implementations.hpp"
@@ -24,6 +25,8 @@ using namespace dsa::fuzz;
 
 struct FuzzOptions {
   std::string impl = "reference";
+  std::string against;
+  std::string against_ties = "fail";
   std::string mutant;
   std::string mutants;
   std::vector<std::string> properties;
@@ -91,6 +94,9 @@ private:
 int list_everything() {
   fmt::print("properties:\n");
   for (const auto& p : properties()) fmt::print("  {:<38} {}\n", p.name, p.description);
+  fmt::print("properties with --against OLD (each case on both; differential.hpp):\n");
+  for (const auto& p : against_properties([] { return make_reference_ops(); }))
+    fmt::print("  {:<38} {}\n", p.name, p.description);
   fmt::print("implementations (--impl):\n");
   for (const auto& entry : optimized::implementations())
     fmt::print("  {:<24} {:<5} {:<10} {}\n      {}\n", entry.name, optimized::to_string(entry.device),
@@ -126,6 +132,8 @@ int run_mutant_table(const FuzzOptions& o) {
 
 int run_fuzz(const FuzzOptions& o) {
   if (o.list) return list_everything();
+  if (!o.mutants.empty() && !o.against.empty())
+    throw InvalidInput("against", "--against holds one implementation (or --mutant) to another, not the mutant table");
   if (!o.mutants.empty()) return run_mutant_table(o);
 
   CampaignOptions c;
@@ -140,12 +148,24 @@ int run_fuzz(const FuzzOptions& o) {
     c.make_impl = [name = o.impl] { return make_implementation(name); };
     c.replay_prefix = program() + " fuzz --impl " + shell_quote(o.impl);
   }
+  if (!o.against.empty()) {
+    make_implementation(o.against);
+    c.against = o.against;
+    c.make_against = [name = o.against] { return make_implementation(name); };
+    c.against_options.ties_legal = o.against_ties == "legal";
+    c.impl += " against " + o.against;
+    c.replay_prefix += " --against " + shell_quote(o.against);
+    if (c.against_options.ties_legal) c.replay_prefix += " --against-ties legal";
+  }
+  const std::vector<Property> against =
+      c.make_against ? against_properties(c.make_against, c.against_options) : std::vector<Property>{};
   for (const std::string& p : o.properties)
-    for (const std::string& name : split_list(p)) c.properties.push_back(find_property(name).name);
+    for (const std::string& name : split_list(p))
+      c.properties.push_back(c.make_against ? find_property_in(against, name).name : find_property(name).name);
 
   if (!o.replay.empty()) {
     if (c.properties.size() != 1) throw InvalidInput("property", "--replay needs exactly one --property");
-    const Outcome outcome = replay(c.make_impl, c.properties[0], o.replay);
+    const Outcome outcome = replay(c.make_impl, c.properties[0], o.replay, c.make_against, c.against_options);
     const FuzzCase fc = case_from_json(nlohmann::json::parse(o.replay));
     fmt::print("replay {} on {}:\n{}", c.properties[0], c.impl, describe(fc));
     switch (outcome.verdict) {
@@ -177,9 +197,18 @@ const Registrar fuzz_registrar("fuzz", 40, [](CLI::App& app) {
   sub->add_option("--impl", options->impl, "reference, cpu_radix_topk, cpu_persistent_topk, cpu_compact_candidates, "
                                            "or external:COMMAND")
       ->capture_default_str();
+  sub->add_option("--against", options->against,
+                  "Hold --impl (or --mutant) to this implementation: both run on every case, by the differential "
+                  "properties against_logits and against_selections (docs/regression.md)");
+  sub->add_option("--against-ties", options->against_ties,
+                  "--against: sets that differ only among ties at the cut 'fail' (not identical) or are 'legal'")
+      ->check(CLI::IsMember({"fail", "legal"}))
+      ->capture_default_str();
   sub->add_option("--mutant", options->mutant, "Fuzz one mutant of the catalog instead of --impl");
   sub->add_option("--mutants", options->mutants, "The mutant table: 'all' or a comma-separated list of mutants");
-  sub->add_option("--property", options->properties, "Properties to run (repeat or comma-separate; default: all but the opt-in logits_agree_clean)");
+  sub->add_option("--property", options->properties,
+                  "Properties to run (repeat or comma-separate; default: all but the opt-in logits_agree_clean; with "
+                  "--against: against_logits and against_selections)");
   sub->add_option("--seed", options->seed, "Seed of the campaign")->capture_default_str();
   sub->add_option("--shard", options->shard, "This machine's share i/n of the seed space")->capture_default_str();
   sub->add_option("--seconds", options->seconds, "Time budget of the whole campaign (default 60 without --cases)");

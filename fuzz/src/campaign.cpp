@@ -178,11 +178,16 @@ CampaignResult run_campaign(const CampaignOptions& o) {
   if (o.seconds <= 0 && o.cases <= 0) throw InvalidInput("budget", "give a time (--seconds) or a case (--cases) budget");
   if (o.batch_cases < 1) throw InvalidInput("batch_cases", "must be at least 1");
 
+  // --against: the differential properties, bound to its factory (they live as long as the campaign).
+  const std::vector<Property> against =
+      o.make_against ? against_properties(o.make_against, o.against_options) : std::vector<Property>{};
   std::vector<PropertyRun> runs;
-  const std::vector<std::string> names = o.properties.empty() ? default_property_names() : o.properties;
+  const std::vector<std::string> names = !o.properties.empty() ? o.properties
+                                         : o.make_against      ? against_property_names()
+                                                               : default_property_names();
   for (const std::string& name : names) {
     PropertyRun run;
-    run.property = &find_property(name);
+    run.property = o.make_against ? &find_property_in(against, name) : &find_property(name);
     run.result.property = name;
     run.next_batch = o.shard;
     runs.push_back(std::move(run));
@@ -239,7 +244,7 @@ CampaignResult run_campaign(const CampaignOptions& o) {
 }
 
 Outcome replay(const std::function<std::unique_ptr<IndexerOps>()>& make_impl, const std::string& property,
-               const std::string& case_json) {
+               const std::string& case_json, const MakeImpl& make_against, const AgainstOptions& against_options) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(case_json);
@@ -248,7 +253,9 @@ Outcome replay(const std::function<std::unique_ptr<IndexerOps>()>& make_impl, co
   }
   const FuzzCase c = case_from_json(j);
   std::unique_ptr<IndexerOps> impl = make_impl();
-  return check_case(find_property(property), *impl, c);
+  if (!make_against) return check_case(find_property(property), *impl, c);
+  const std::vector<Property> against = against_properties(make_against, against_options);
+  return check_case(find_property_in(against, property), *impl, c);
 }
 
 }  // namespace dsa::fuzz

@@ -42,40 +42,44 @@ std::string shell_quote(const std::string& word) {
 }
 
 nlohmann::json property_record(const CampaignOptions& o, const PropertyResult& r) {
-  return {{"schema", kFuzzSchema},
-          {"type", "property"},
-          {"impl", o.impl},
-          {"property", r.property},
-          {"seed", o.seed},
-          {"shard", o.shard},
-          {"shards", o.shards},
-          {"applicable", r.applicable()},
-          {"kinds", kind_names(r.kinds)},
-          {"cases", r.cases},
-          {"passed", r.passed},
-          {"unsupported", r.unsupported},
-          {"failed", r.failure ? 1 : 0},
-          {"seconds", r.seconds}};
+  nlohmann::json j = {{"schema", kFuzzSchema},
+                      {"type", "property"},
+                      {"impl", o.impl},
+                      {"property", r.property},
+                      {"seed", o.seed},
+                      {"shard", o.shard},
+                      {"shards", o.shards},
+                      {"applicable", r.applicable()},
+                      {"kinds", kind_names(r.kinds)},
+                      {"cases", r.cases},
+                      {"passed", r.passed},
+                      {"unsupported", r.unsupported},
+                      {"failed", r.failure ? 1 : 0},
+                      {"seconds", r.seconds}};
+  if (!o.against.empty()) j["against"] = o.against;  // impl reads "NEW against OLD"
+  return j;
 }
 
 nlohmann::json failure_record(const CampaignOptions& o, const Failure& f) {
-  return {{"schema", kFuzzSchema},
-          {"type", "failure"},
-          {"impl", o.impl},
-          {"property", f.property},
-          {"seed", o.seed},
-          {"shard", o.shard},
-          {"shards", o.shards},
-          {"batch_seed", f.batch_seed},
-          {"case", to_json(f.shrunk)},
-          {"summary", summary(f.shrunk)},
-          {"message", f.message},
-          {"replay", f.replay},
-          {"reproduced", f.reproduced},
-          {"cases_to_failure", f.cases},
-          {"seconds_to_failure", f.seconds},
-          {"shrink_steps", f.shrink_steps},
-          {"shrink_seconds", f.shrink_seconds}};
+  nlohmann::json j = {{"schema", kFuzzSchema},
+                      {"type", "failure"},
+                      {"impl", o.impl},
+                      {"property", f.property},
+                      {"seed", o.seed},
+                      {"shard", o.shard},
+                      {"shards", o.shards},
+                      {"batch_seed", f.batch_seed},
+                      {"case", to_json(f.shrunk)},
+                      {"summary", summary(f.shrunk)},
+                      {"message", f.message},
+                      {"replay", f.replay},
+                      {"reproduced", f.reproduced},
+                      {"cases_to_failure", f.cases},
+                      {"seconds_to_failure", f.seconds},
+                      {"shrink_steps", f.shrink_steps},
+                      {"shrink_seconds", f.shrink_seconds}};
+  if (!o.against.empty()) j["against"] = o.against;  // impl reads "NEW against OLD"
+  return j;
 }
 
 std::string format_failure(const Failure& f) {

@@ -34,6 +34,8 @@ rc::Gen<FuzzCase> gen_kinds(const GenLimits& limits, KindMask mask) {
   return rc::gen::join(rc::gen::elementOf(gens));
 }
 
+}  // namespace
+
 // gen_kinds, with decode cases of every form: plain, padded, and the SM100
 // sparse form (so that determinism and every-entry-written reach every op).
 rc::Gen<FuzzCase> gen_every_op(const GenLimits& limits, KindMask mask) {
@@ -43,6 +45,8 @@ rc::Gen<FuzzCase> gen_every_op(const GenLimits& limits, KindMask mask) {
                                       as_case(gen_decode_case(limits, {.sparse_form = true}))};
   return rc::gen::join(rc::gen::elementOf(gens));
 }
+
+namespace {
 
 TopkCase probe_topk() {
   TopkCase c;
@@ -103,6 +107,8 @@ std::vector<FuzzCase> probes_of(KindMask kinds) {
   return out;
 }
 
+}  // namespace
+
 // The probes of the properties that reach every op: an implementation of the
 // sparse form or the padding ops alone takes decode cases too.
 std::vector<FuzzCase> probes_of_every_op() {
@@ -111,8 +117,6 @@ std::vector<FuzzCase> probes_of_every_op() {
   out.push_back(probe_sparse());
   return out;
 }
-
-}  // namespace
 
 namespace {
 

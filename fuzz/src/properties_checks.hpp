@@ -6,6 +6,11 @@
 
 namespace dsa::fuzz::detail {
 
+// The cases of the properties that reach every op (every kind in `mask`, decode
+// cases of every form: plain, padded, SM100 sparse), and their probes.
+rc::Gen<FuzzCase> gen_every_op(const GenLimits& limits, KindMask mask);
+std::vector<FuzzCase> probes_of_every_op();
+
 Outcome check_topk_agrees(IndexerOps& impl, const TopkCase& c);
 Outcome check_columns_past_length_ignored(IndexerOps& impl, const TopkCase& c);
 Outcome check_columns_past_length_ignored(IndexerOps& impl, const CandidateCase& c);

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dsa/fuzz/differential.hpp"
 #include "dsa/fuzz/generators.hpp"
 #include "dsa/fuzz/mutants.hpp"
 #include "dsa/fuzz/properties.hpp"
@@ -32,6 +33,12 @@ struct CampaignOptions {
   std::string impl;  // the implementation's name in records and replay commands
   // A fresh instance per case, so that a case replays exactly (implementations may keep state).
   std::function<std::unique_ptr<IndexerOps>()> make_impl;
+  // --against: the implementation the one under test is held to. The campaign
+  // then runs the differential properties (differential.hpp) instead, each
+  // case on a fresh instance of both; `properties` names those.
+  std::string against;
+  MakeImpl make_against;
+  AgainstOptions against_options;
   std::vector<std::string> properties;  // empty: every property
   uint64_t seed = 1;
   int32_t shard = 0;
@@ -92,8 +99,10 @@ std::string format_failure(const Failure& f);
 std::string format_campaign(const CampaignOptions& options, const CampaignResult& r);
 
 // Replays one case (its JSON, as printed) of one property on a fresh instance.
+// With make_against, a differential property held to a fresh instance of it.
 Outcome replay(const std::function<std::unique_ptr<IndexerOps>()>& make_impl, const std::string& property,
-               const std::string& case_json);
+               const std::string& case_json, const MakeImpl& make_against = {},
+               const AgainstOptions& against_options = {});
 
 // ---- Mutants.
 struct MutantOptions {

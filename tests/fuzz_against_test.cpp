@@ -1,0 +1,179 @@
+// Differential fuzzing (fuzz/differential.hpp): an implementation held to
+// another on every drawn case, with no reference. Equal ones pass; a logit one
+// ulp off, a tie-break change and a wrong choice are caught, shrunk, replayed;
+// an external command is held to an in-process one.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+#include "dsa/error.hpp"
+#include "dsa/fuzz/campaign.hpp"
+#include "dsa/fuzz/differential.hpp"
+#include "dsa/fuzz/external.hpp"
+#include "dsa/topk.hpp"
+#include "test_support.hpp"
+
+namespace dsa::fuzz {
+namespace {
+
+// Every decode logit of row 0 at its column 0 one ulp up: the logits differ, the selections read their own.
+class OneUlpUp : public ForwardingOps {
+public:
+  OneUlpUp() : ForwardingOps("one_ulp_up") {}
+  void decode_logits(const DecodeProblem& p, const Profile& profile, Logits& out) override {
+    inner().decode_logits(p, profile, out);
+    if (visible_lens(p)[0] > 0) out.row(0)[0] = std::nextafter(out.row(0)[0], INFINITY);
+  }
+};
+
+// The top-k, ties broken towards the highest index: legal, but not the reference's sets.
+class HighestIndexFirst : public ForwardingOps {
+public:
+  HighestIndexFirst() : ForwardingOps("highest_index_first") {}
+  void topk(const Logits& logits, const RowBounds& bounds, TopkIndices& out) override {
+    for (int64_t r = 0; r < out.rows; ++r) {
+      const int64_t start = bounds.start[size_t(r)], n = bounds.end[size_t(r)] - start;
+      std::vector<int32_t> order(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) order[size_t(i)] = int32_t(i);
+      const float* row = logits.row(r) + start;
+      std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+        const uint32_t ka = topk_order_key(row[a]), kb = topk_order_key(row[b]);
+        return ka != kb ? ka > kb : a > b;
+      });
+      for (int32_t s = 0; s < out.k; ++s) out.row(r)[s] = s < n ? order[size_t(s)] : -1;
+    }
+  }
+};
+
+// The last chosen index of every full row swapped for the smallest unchosen one.
+class SwapsBelowTheCut : public ForwardingOps {
+public:
+  SwapsBelowTheCut() : ForwardingOps("swaps_below_the_cut") {}
+  void topk(const Logits& logits, const RowBounds& bounds, TopkIndices& out) override {
+    inner().topk(logits, bounds, out);
+    for (int64_t r = 0; r < out.rows; ++r) {
+      const int64_t n = bounds.end[size_t(r)] - bounds.start[size_t(r)];
+      if (n <= out.k) continue;
+      std::vector<char> chosen(size_t(n), 0);
+      for (int32_t s = 0; s < out.k; ++s) chosen[size_t(out.row(r)[s])] = 1;
+      const float* row = logits.row(r) + bounds.start[size_t(r)];
+      int32_t lowest = -1;
+      for (int64_t i = 0; i < n; ++i)
+        if (!chosen[size_t(i)] && (lowest < 0 || topk_order_key(row[i]) < topk_order_key(row[lowest])))
+          lowest = int32_t(i);
+      out.row(r)[out.k - 1] = lowest;
+    }
+  }
+};
+
+// No op at all: every call Unsupported.
+class TakesNothing : public IndexerOps {
+public:
+  std::string name() const override { return "takes_nothing"; }
+};
+
+template <class Impl>
+MakeImpl maker() {
+  return [] { return std::unique_ptr<IndexerOps>(new Impl()); };
+}
+
+CampaignOptions against_reference(MakeImpl make_impl, std::vector<std::string> properties, int64_t cases) {
+  CampaignOptions o;
+  o.impl = "under test against reference";
+  o.make_impl = std::move(make_impl);
+  o.against = "reference";
+  o.make_against = [] { return make_reference_ops(); };
+  o.properties = std::move(properties);
+  o.cases = cases;
+  o.batch_cases = 10;
+  o.shrink_seconds = 10;
+  o.limits = {.max_rows = 8, .logits_elements = 1 << 14, .exact_products = 1 << 18, .model_products = 1 << 16};
+  o.replay_prefix = "dsa-oracle fuzz --impl X --against reference";
+  return o;
+}
+
+TEST(FuzzAgainst, AnImplementationHeldToItselfPassesEveryProperty) {
+  const CampaignResult r = run_campaign(against_reference([] { return make_reference_ops(); }, {}, 10));
+  ASSERT_EQ(r.properties.size(), 2u);  // the default set is the differential properties
+  for (const auto& p : r.properties) {
+    EXPECT_TRUE(p.applicable()) << p.property;
+    EXPECT_FALSE(p.failure) << format_failure(*p.failure);
+    EXPECT_EQ(p.passed, 10) << p.property;
+  }
+}
+
+TEST(FuzzAgainst, ALogitOneUlpOffFailsAgainstLogitsAndIsShrunkAndReplayed) {
+  const CampaignResult r = run_campaign(against_reference(maker<OneUlpUp>(), {property::kAgainstLogits}, 50));
+  const PropertyResult& p = r.properties[0];
+  ASSERT_TRUE(p.failure) << "one ulp off passed " << p.cases << " cases";
+  EXPECT_TRUE(p.failure->reproduced);
+  EXPECT_NE(p.failure->message.find("decode_logits: one_ulp_up (actual) versus reference (expected)"),
+            std::string::npos)
+      << p.failure->message;
+  EXPECT_LE(case_size(p.failure->shrunk).rows, 2) << summary(p.failure->shrunk);
+  const std::string json = to_json(p.failure->shrunk).dump();
+  EXPECT_EQ(replay(maker<OneUlpUp>(), property::kAgainstLogits, json, [] { return make_reference_ops(); }).verdict,
+            Verdict::fail);
+  EXPECT_EQ(replay([] { return make_reference_ops(); }, property::kAgainstLogits, json,
+                   [] { return make_reference_ops(); })
+                .verdict,
+            Verdict::pass);
+  // Its selections read its own logits: they obey the rule and match wherever the logits do.
+  const CampaignResult s = run_campaign(against_reference(maker<OneUlpUp>(), {property::kAgainstSelections}, 10));
+  EXPECT_FALSE(s.properties[0].failure) << format_failure(*s.properties[0].failure);
+}
+
+TEST(FuzzAgainst, ATieBreakChangeFailsUnlessTiesAreLegal) {
+  CampaignOptions o = against_reference(maker<HighestIndexFirst>(), {property::kAgainstSelections}, 30);
+  const CampaignResult strict = run_campaign(o);
+  ASSERT_TRUE(strict.properties[0].failure) << "a tie-break change passed " << strict.properties[0].cases << " cases";
+  EXPECT_NE(strict.properties[0].failure->message.find("differ only among ties"), std::string::npos)
+      << strict.properties[0].failure->message;
+  o.against_options.ties_legal = true;
+  const CampaignResult legal = run_campaign(o);
+  EXPECT_FALSE(legal.properties[0].failure) << format_failure(*legal.properties[0].failure);
+}
+
+TEST(FuzzAgainst, AnotherValueChosenFailsOnTheRuleAndTheSets) {
+  CampaignOptions o = against_reference(maker<SwapsBelowTheCut>(), {property::kAgainstSelections}, 60);
+  o.against_options.ties_legal = true;  // the failure is not a tie-break
+  const CampaignResult r = run_campaign(o);
+  ASSERT_TRUE(r.properties[0].failure);
+  const std::string& m = r.properties[0].failure->message;
+  EXPECT_NE(m.find("topk_indices of swaps_below_the_cut breaks the oracle's rule"), std::string::npos) << m;
+  EXPECT_NE(m.find("chose other values"), std::string::npos) << m;
+}
+
+TEST(FuzzAgainst, NothingSharedIsUnsupportedAndUnknownNamesAreBadInput) {
+  const CampaignResult r = run_campaign(against_reference(maker<TakesNothing>(), {}, 5));
+  for (const auto& p : r.properties) {
+    EXPECT_FALSE(p.applicable()) << p.property;
+    EXPECT_EQ(p.passed, 0);
+  }
+  EXPECT_THROW(run_campaign(against_reference([] { return make_reference_ops(); }, {property::kTopkAgrees}, 5)),
+               InvalidInput);
+  EXPECT_THROW(against_properties(nullptr), InvalidInput);
+}
+
+TEST(FuzzAgainst, AnExternalCommandIsHeldToAnInProcessImplementation) {
+  bool numpy = false;
+  for (const char* python : {"python3", "/usr/bin/python3"})
+    if (!numpy && std::system((std::string(python) + " -c 'import numpy' > /dev/null 2>&1").c_str()) == 0) {
+      numpy = true;
+      const std::string command = std::string(python) + " " +
+                                  shell_quote(test::source_dir() + "/python/examples/numpy_topk.py");
+      CampaignOptions o =
+          against_reference([command] { return make_external_ops(command); }, {property::kAgainstSelections}, 2);
+      o.batch_cases = 2;
+      const CampaignResult r = run_campaign(o);
+      EXPECT_TRUE(r.properties[0].applicable());
+      EXPECT_FALSE(r.properties[0].failure) << format_failure(*r.properties[0].failure);
+      EXPECT_GT(r.properties[0].passed, 0);
+    }
+  if (!numpy) GTEST_SKIP() << "no python3 with numpy";
+}
+
+}  // namespace
+}  // namespace dsa::fuzz
