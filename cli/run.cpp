@@ -1,9 +1,12 @@
 // `dsa-oracle run`: the main job on defaults. Draws realistic decode steps
 // (DeepSeek V3.2 and V4.1 C4A), computes the logits and top-k under the
-// `exact` profile, and checks both against an independent brute force. With
-// --impl NAME an implementation of the table computes the ops of the step it
-// takes (its logits only if it claims `exact` or any profile); the reference
-// computes the others.
+// `exact` profile, and checks both against an independent brute force; then
+// every other implementation of the table on the same steps against the
+// reference (run_implementations.hpp: the CPU twins always, a GPU entry where
+// its device is, listed as skipped otherwise). With --impl NAME that
+// implementation alone computes the ops of the step it takes (its logits only
+// if it claims `exact` or any profile), the reference the others, all judged
+// against the brute force.
 #include <chrono>
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -11,6 +14,7 @@
 
 #include "brute_force.hpp"
 #include "command_registry.hpp"
+#include "run_implementations.hpp"
 #include "dsa/candidates.hpp"
 #include "dsa/error.hpp"
 #include "dsa/fuzz/implementations.hpp"
@@ -123,13 +127,18 @@ int run(const RunOptions& o) {
   }
   const std::string ops_run = impl.logits && impl.topk ? "decode_logits, topk" : impl.logits ? "decode_logits" : "topk";
   if (!o.json) fmt::print(stderr, "run: {} computes {}; the reference the rest\n", impl.name, ops_run);
-  std::vector<CaseResult> results;
+  struct Step {
+    std::string name;
+    SyntheticDecodeConfig config;
+    int k;
+    uint64_t seed;
+  };
+  std::vector<Step> steps;
   {
     SyntheticDecodeConfig c;  // DeepSeek V3.2: H 64, D 128, page 64, k 2048
     c.batch = o.rows;
     c.seq_lens.assign(size_t(o.rows), int32_t(o.context > 0 ? o.context : 32768));
-    if (!o.json) fmt::print(stderr, "run: DeepSeek V3.2 decode, {} rows of {} tokens...\n", o.rows, c.seq_lens[0]);
-    results.push_back(run_case("deepseek_v3.2_decode", c, 2048, o.seed, impl));
+    steps.push_back({"deepseek_v3.2_decode", c, 2048, o.seed});
   }
   {
     SyntheticDecodeConfig c;  // V4.1 C4A: ratio 4, page 256 tokens = 64 entries, k 512
@@ -137,11 +146,27 @@ int run(const RunOptions& o) {
     c.compress_ratio = 4;
     c.block_size = 64;
     c.seq_lens.assign(size_t(o.rows), int32_t(o.context > 0 ? o.context : 65536));
-    if (!o.json) fmt::print(stderr, "run: DeepSeek V4.1 C4A decode, {} rows of {} tokens...\n", o.rows, c.seq_lens[0]);
-    results.push_back(run_case("deepseek_v4.1_c4a_decode", c, 512, o.seed + 1, impl));
+    steps.push_back({"deepseek_v4.1_c4a_decode", c, 512, o.seed + 1});
+  }
+  std::vector<CaseResult> results;
+  for (const Step& s : steps) {
+    if (!o.json) fmt::print(stderr, "run: {}, {} rows of {} tokens...\n", s.name, o.rows, s.config.seq_lens[0]);
+    results.push_back(run_case(s.name, s.config, s.k, s.seed, impl));
+  }
+  // Every other implementation of the table on the same steps (not with --impl: that one alone).
+  std::vector<ImplementationRow> others;
+  if (o.impl == "reference") {
+    std::vector<RunStep> run_steps;
+    for (const Step& s : steps) {
+      Rng rng(s.seed);  // the problem run_case drew
+      run_steps.push_back({s.name, make_decode_problem(s.config, rng), s.k});
+    }
+    if (!o.json) fmt::print(stderr, "run: every implementation of the table on these steps...\n");
+    others = run_implementations(run_steps);
   }
   bool ok = true;
   for (const auto& r : results) ok = ok && r.pass();
+  for (const auto& r : others) ok = ok && !r.failed;
   if (o.json) {
     nlohmann::json j = {{"schema", "dsa-oracle/run/1"}, {"profile", "exact"}, {"impl", impl.name}, {"ops_run", ops_run}, {"pass", ok}, {"cases", nlohmann::json::array()}};
     for (const auto& r : results)
@@ -151,6 +176,11 @@ int run(const RunOptions& o) {
                             {"logits_differing", r.logits_differing}, {"topk_rows_identical", r.topk_rows_identical},
                             {"topk_rows_failed", r.topk_rows_failed},
                             {"verdict", r.pass() ? "pass" : "FAIL"}});
+    j["implementations"] = nlohmann::json::array();
+    for (const auto& r : others)
+      j["implementations"].push_back({{"impl", r.impl}, {"op", r.op}, {"steps", r.steps}, {"verdict", r.verdict},
+                                      {"failed", r.failed}, {"seconds", r.seconds},
+                                      {"reference_seconds", r.reference_seconds}});
     fmt::print("{}\n", j.dump(2));
   } else {
     fmt::print("{:<26} {:>5} {:>9} {:>8} {:>6} {:>10} {:>12}  {}\n", "case", "rows", "context", "entries", "k",
@@ -166,6 +196,19 @@ int run(const RunOptions& o) {
                "by the selection rule\n",
                [&] { int64_t n = 0; for (auto& r : results) n += r.logits_checked; return n; }(),
                [&] { int64_t n = 0; for (auto& r : results) n += r.rows; return n; }(), impl.name, ops_run);
+    if (!others.empty()) {
+      fmt::print("\n{:<22} {:<14} {:>5} {:>10} {:>10} {:>9}  {}\n", "implementation", "op", "steps", "time",
+                 "reference", "ref/impl", "verdict (against the reference, on the steps above)");
+      for (const auto& r : others) {
+        if (r.steps == 0) {
+          fmt::print("{:<22} {:<14} {:>5} {:>10} {:>10} {:>9}  {}\n", r.impl, r.op, 0, "-", "-", "-", r.verdict);
+          continue;
+        }
+        fmt::print("{:<22} {:<14} {:>5} {:>8.2f}ms {:>8.2f}ms {:>8.2f}x  {}\n", r.impl, r.op, r.steps,
+                   1e3 * r.seconds, 1e3 * r.reference_seconds, r.seconds > 0 ? r.reference_seconds / r.seconds : 0.0,
+                   r.verdict);
+      }
+    }
   }
   return ok ? kExitOk : kExitCheckFailed;
 }

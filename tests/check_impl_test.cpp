@@ -209,5 +209,27 @@ TEST(RunImplCli, RunsTheOpsItTakesAndRefusesToPassWithNone) {
   EXPECT_NE(r.output.find("nothing checked"), std::string::npos) << r.output;
 }
 
+// `run` on defaults: after the main job, every other implementation of the table on the same steps,
+// one line per op it takes, judged against the reference; one that cannot run here is skipped with why.
+TEST(RunImplCli, EveryImplementationOfTheTableGetsALine) {
+  TempDir dir;
+  const CliRun r = run_cli("run --rows 1 --context 3000", dir);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const auto line_of = [&](const std::string& name) {
+    const size_t at = r.output.find("\n" + name + " ");
+    return at == std::string::npos ? std::string() : r.output.substr(at + 1, r.output.find('\n', at + 1) - at - 1);
+  };
+  for (const optimized::Implementation& entry : optimized::implementations()) {
+    if (entry.name == "reference") continue;
+    const std::string line = line_of(entry.name);
+    ASSERT_FALSE(line.empty()) << entry.name << " has no line in:\n" << r.output;
+    if (!entry.available()) EXPECT_NE(line.find("skipped: runs on"), std::string::npos) << line;
+  }
+  const std::string radix = line_of("cpu_radix_topk");
+  EXPECT_NE(radix.find("topk"), std::string::npos) << radix;
+  EXPECT_NE(radix.find("pass ("), std::string::npos) << radix;
+  EXPECT_NE(line_of("cpu_compact_candidates").find("not run"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace dsa::golden_test
