@@ -1,0 +1,70 @@
+// The parameters of the SM90 logits kernels (host and device), passed by value as a
+// __grid_constant__ so that the tensor maps stay in parameter space for the copy engine.
+//
+// Work is cut into units of 64 K entries (one wgmma M tile) inside segments: a segment shares
+// one group of query rows (their Q and weights are loaded once per segment).
+//   paged:   segment = request b (its next_n rows); unit k = page k of the request
+//   compact: segment = row r (one query row); unit k = candidate slots [k * 64/S, (k+1) * 64/S)
+//   prefill: segment = a group of query rows; unit k = entries [64 (first_tile + k), +64)
+#pragma once
+
+#include <cuda.h>
+#include <cstdint>
+
+namespace dsa::cuda::kernels {
+
+enum class LogitsMode : int32_t { paged = 0, compact = 1, prefill = 2 };
+
+struct LogitsParams {
+  CUtensorMap q_map;  // 2-D (D, rows * H) fp8, box (D, group_rows * H), swizzled rows of D bytes
+  CUtensorMap w_map;  // 2-D (H, rows) fp32, box (H, group_rows)
+  CUtensorMap k_map;  // paged/compact: 3-D (D, 64, pages) box (D, block, 1); prefill: 2-D (D, N) box (D, 64)
+  CUtensorMap s_map;  // prefill: 1-D (N) fp32 box 64 (paged/compact copy a page's scales in bulk from `cache`)
+
+  int32_t num_segments = 0;
+  int32_t group_rows = 1;           // G: query rows per segment
+  int32_t block = 64;               // entries loaded per copy: 64 (paged, prefill) or the candidate block S
+  int32_t stages = 2;               // shared-memory ring depth
+  const int32_t* unit_prefix = nullptr;  // [num_segments + 1], made by the schedule kernel
+  const int32_t* first_tile = nullptr;   // prefill: [num_segments], the segment's first 64-entry tile
+
+  // Decode lengths (SPEC 4, 5): row j of request b.
+  const int32_t* seq_lens = nullptr;     // [B] or [B, next_n]
+  const int32_t* decode_lens = nullptr;  // [B] or null (no padded rows)
+  int32_t batch = 0, next_n = 1, compress_ratio = 1;
+  int32_t seq_lens_2d = 0, vllm_padded = 0;
+  const int32_t* block_table = nullptr;  // [B, max_pages]
+  int32_t max_pages = 0;
+  const uint8_t* cache = nullptr;  // block-flat pages of 64 entries: 64 * D codes, then 64 fp32 scales
+  int64_t page_bytes = 0;
+
+  const int32_t* candidates = nullptr;  // compact: [rows, slots] block ids, -1 empty
+  int32_t slots = 0;
+
+  const int32_t* ks = nullptr;  // prefill: [rows]
+  const int32_t* ke = nullptr;
+  int32_t query_rows = 0;  // prefill: S
+
+  float* out = nullptr;  // [rows][out_stride]
+  int64_t out_stride = 0;
+};
+
+// L_r of SPEC 4/5 for row j of request b (reference/src/problem.cpp's visible_len).
+__host__ __device__ inline int32_t visible_len(const LogitsParams& p, int32_t b, int32_t j) {
+  int64_t tokens;
+  const bool padded = p.decode_lens != nullptr && j >= p.decode_lens[b];
+  if (p.seq_lens_2d) return padded ? 0 : p.seq_lens[int64_t(b) * p.next_n + j];
+  const int64_t len = p.seq_lens[b];
+  if (p.decode_lens == nullptr) {
+    tokens = len - p.next_n + j + 1;
+  } else if (padded) {
+    tokens = 0;
+  } else if (!p.vllm_padded) {
+    tokens = len - p.decode_lens[b] + j + 1;
+  } else {
+    tokens = len - p.next_n + 1 + j;
+  }
+  return tokens > 0 ? int32_t(tokens / p.compress_ratio) : 0;
+}
+
+}  // namespace dsa::cuda::kernels

@@ -1,0 +1,277 @@
+// The SM90 FP8 MQA logits kernel: paged decode, compact candidate logits and prefill share it.
+//
+// One persistent block per SM, warp-specialised:
+//   - warpgroup kMathWarpgroups (the last): warp 0 loads each segment's Q and weights; warps 1-3
+//     load the units (64 K entries and their scales) into a ring of shared-memory stages through
+//     the copy engine, in unit order, each warp a third of the units;
+//   - warpgroups 0 .. kMathWarpgroups - 1: unit i goes to warpgroup i % kMathWarpgroups, which runs
+//     wgmma m64nHk32 (M = the 64 entries, N = the H heads of one query row) over D, then the head
+//     sum of epilogue/head_sum.cuh, and stores the two logits of each quad.
+// Every entry's logit depends on that entry alone (each wgmma row is independent), so a compact
+// unit gathered from candidate blocks gives the same bits as the dense kernel at that position.
+//
+// kAccurate: each k32 step is its own wgmma from zero (scale-d = 0), added into an fp32
+// accumulator with one RN add after every step (the dsa_sm90_accurate profile); otherwise the
+// D / 32 steps chain inside the tensor core (13-bit accumulation, the dsa_sm90 profile).
+#pragma once
+
+#include <cstdint>
+
+#include "dsa_cuda/common/ptx.cuh"
+#include "dsa_cuda/epilogue/head_sum.cuh"
+#include "dsa_cuda/kernels/logits_params.cuh"
+#include "dsa_cuda/layout/smem_desc.cuh"
+#include "dsa_cuda/mma/wgmma_e4m3.cuh"
+#include "dsa_cuda/scheduler/unit_schedule.cuh"
+
+namespace dsa::cuda::kernels {
+
+inline constexpr int kMathWarpgroups = 3;
+inline constexpr int kLogitsThreads = 128 * (kMathWarpgroups + 1);
+inline constexpr int kUnit = 64;            // entries per unit (the wgmma M)
+inline constexpr int kMaxBlocksPerUnit = 8;  // candidate blocks of 8 entries or more
+
+// Shared-memory layout of one block, the same on host (sizing) and device (carving).
+struct LogitsSmem {
+  uint32_t q_bytes, w_bytes, tile_bytes, stages;
+  uint32_t tile_offset, w_offset, scale_offset, meta_offset, barrier_offset, total;
+
+  __host__ __device__ uint32_t q_offset(uint32_t slot) const { return slot * q_bytes; }
+  __host__ __device__ uint32_t w_offset_of(uint32_t slot) const { return w_offset + slot * w_bytes; }
+  __host__ __device__ LogitsSmem(int heads, int head_dim, int group_rows, int num_stages) {
+    q_bytes = uint32_t(group_rows * heads * head_dim);
+    w_bytes = (uint32_t(group_rows * heads * 4) + 127u) & ~127u;
+    tile_bytes = uint32_t(kUnit * head_dim);
+    stages = uint32_t(num_stages);
+    uint32_t at = 2 * q_bytes;                    // Q buffers 0 and 1 first
+    tile_offset = at, at += stages * tile_bytes;  // every tile 1024-aligned: q_bytes and tile_bytes are
+    w_offset = at, at += 2 * w_bytes;             // multiples of 1024
+    scale_offset = at, at += stages * kUnit * 4;
+    meta_offset = at, at += stages * kMaxBlocksPerUnit * 4;
+    barrier_offset = at, at += (4 + 2 * stages) * 8;
+    total = at + 1024;  // slack for aligning the base to 1024
+  }
+};
+
+template <int kHeads, int kHeadDim, bool kAccurate, LogitsMode kMode>
+__global__ void __launch_bounds__(kLogitsThreads, 1) sm90_logits_kernel(const __grid_constant__ LogitsParams p) {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using Mma = mma::Wgmma<kHeads>;
+  constexpr int kAccum = Mma::kAccum;
+  constexpr int kSteps = kHeadDim / 32;
+
+  extern __shared__ uint8_t smem_raw[];
+  const uint32_t raw = ptx::smem_addr(smem_raw);
+  uint8_t* smem = smem_raw + (((raw + 1023u) & ~1023u) - raw);
+  const LogitsSmem layout(kHeads, kHeadDim, p.group_rows, p.stages);
+  const uint32_t S = layout.stages;
+  uint64_t* barriers = reinterpret_cast<uint64_t*>(smem + layout.barrier_offset);
+  uint64_t* q_full = barriers;       // [2]
+  uint64_t* q_empty = barriers + 2;  // [2]
+  uint64_t* full = barriers + 4;     // [S]
+  uint64_t* empty = barriers + 4 + S;
+  float* scales = reinterpret_cast<float*>(smem + layout.scale_offset);      // [S][64]
+  int32_t* block_pos = reinterpret_cast<int32_t*>(smem + layout.meta_offset);  // [S][8]
+
+  const uint32_t warpgroup = threadIdx.x / 128;
+  const uint32_t warp = (threadIdx.x / 32) % 4;
+  const uint32_t lane = threadIdx.x % 32;
+  const int32_t blocks_per_unit = kUnit / p.block;
+
+  if (threadIdx.x == kMathWarpgroups * 128) {
+    ptx::prefetch_tensor_map(&p.q_map);
+    ptx::prefetch_tensor_map(&p.w_map);
+    ptx::prefetch_tensor_map(&p.k_map);
+    if (kMode == LogitsMode::prefill) ptx::prefetch_tensor_map(&p.s_map);
+    for (int i = 0; i < 2; ++i) {
+      ptx::mbar_init(&q_full[i], 1);
+      ptx::mbar_init(&q_empty[i], kMathWarpgroups * 128);
+    }
+    for (uint32_t i = 0; i < S; ++i) {
+      ptx::mbar_init(&full[i], 1);
+      ptx::mbar_init(&empty[i], 128);
+    }
+    ptx::fence_barrier_init();
+  }
+  __syncthreads();
+
+  if (warpgroup == kMathWarpgroups) {
+    if (warp == 0) {
+      // Q and weights of each segment, into buffer (ordinal % 2).
+      scheduler::SegmentWalk walk(p);
+      for (int32_t u = walk.begin; !walk.done(u); u = walk.last(), walk.next()) {
+        if (lane == 0) {
+          const uint32_t slot = walk.ordinal & 1;
+          ptx::mbar_wait(&q_empty[slot], ((walk.ordinal >> 1) & 1) ^ 1);
+          const int32_t q_row = kMode == LogitsMode::prefill ? walk.segment * p.group_rows
+                              : kMode == LogitsMode::paged   ? walk.segment * p.next_n
+                                                             : walk.segment;
+          ptx::mbar_arrive_expect_tx(&q_full[slot], layout.q_bytes + uint32_t(p.group_rows * kHeads * 4));
+          ptx::tma_load_2d(smem + layout.q_offset(slot), &p.q_map, &q_full[slot], 0, q_row * kHeads);
+          ptx::tma_load_2d(smem + layout.w_offset_of(slot), &p.w_map, &q_full[slot], 0, q_row);
+        }
+        __syncwarp();
+      }
+    } else {
+      // Units i = loader, loader + 3, ... of this block; a batch of 32 / blocks_per_unit units per round,
+      // one candidate block (or the whole unit) per lane.
+      const uint64_t policy = ptx::evict_first_policy();
+      const int32_t loader = int32_t(warp) - 1;
+      scheduler::SegmentWalk walk(p);
+      const int32_t count = walk.end - walk.begin;
+      const int32_t units_per_batch = 32 / blocks_per_unit;
+      const int32_t my_unit = int32_t(lane) / blocks_per_unit, my_block = int32_t(lane) % blocks_per_unit;
+      for (int32_t m0 = 0;; m0 += units_per_batch) {
+        const int32_t first_local = loader + 3 * m0;
+        if (first_local >= count) break;
+        // Resolve this lane's copy: its source coordinates and its entries' first position.
+        const int32_t local = loader + 3 * (m0 + my_unit);
+        int32_t c1 = 0, c2 = 0, pos = -1;
+        if (local < count) {
+          const int32_t u = walk.begin + local;
+          const int32_t s = scheduler::segment_of(p.unit_prefix, p.num_segments, u);
+          const int32_t k = u - p.unit_prefix[s];
+          if constexpr (kMode == LogitsMode::paged) {
+            pos = k * kUnit;
+            c1 = 0;
+            c2 = p.block_table[int64_t(s) * p.max_pages + k];
+          } else if constexpr (kMode == LogitsMode::compact) {
+            const int32_t b = s / p.next_n, j = s % p.next_n;
+            const int32_t slot = k * blocks_per_unit + my_block;
+            const int32_t id = slot < p.slots ? p.candidates[int64_t(s) * p.slots + slot] : -1;
+            const int64_t start = int64_t(id) * p.block;
+            if (id >= 0 && start < visible_len(p, b, j)) {
+              pos = int32_t(start);
+              c1 = pos % kUnit;
+              c2 = p.block_table[int64_t(b) * p.max_pages + pos / kUnit];
+            }
+          } else {
+            pos = (p.first_tile[s] + k) * kUnit;
+            c1 = pos;
+          }
+        }
+        for (int32_t i = 0; i < units_per_batch; ++i) {
+          const int32_t unit_local = loader + 3 * (m0 + i);
+          if (unit_local >= count) break;
+          const uint32_t stage = uint32_t(unit_local) % S, phase = (uint32_t(unit_local) / S) & 1;
+          if (lane == 0) ptx::mbar_wait(&empty[stage], phase ^ 1);
+          __syncwarp();
+          const bool mine = my_unit == i;
+          const bool copy = mine && pos >= 0;
+          if (mine) block_pos[stage * kMaxBlocksPerUnit + my_block] = copy ? pos : -1;
+          uint32_t bytes = copy ? uint32_t(p.block * (kHeadDim + 4)) : 0u;
+          if (copy) {
+            uint8_t* tile = smem + layout.tile_offset + stage * layout.tile_bytes + my_block * p.block * kHeadDim;
+            float* tile_scales = scales + stage * kUnit + my_block * p.block;
+            if constexpr (kMode == LogitsMode::prefill) {
+              ptx::tma_load_2d_hint(tile, &p.k_map, &full[stage], 0, c1, policy);
+              ptx::tma_load_1d(tile_scales, &p.s_map, &full[stage], c1);
+            } else {
+              // The scales of a page follow its values (block-flat): one plain bulk copy of the block's.
+              ptx::tma_load_3d_hint(tile, &p.k_map, &full[stage], 0, c1, c2, policy);
+              ptx::bulk_load(tile_scales, p.cache + int64_t(c2) * p.page_bytes + kUnit * kHeadDim + c1 * 4,
+                             uint32_t(p.block * 4), &full[stage]);
+            }
+          }
+          bytes = __reduce_add_sync(0xffffffffu, bytes);
+          __syncwarp();  // orders the lanes' block_pos stores before lane 0's release
+          if (lane == 0) ptx::mbar_arrive_expect_tx(&full[stage], bytes);
+        }
+      }
+    }
+    return;
+  }
+
+  // Math warpgroups.
+  const uint32_t quad_lane = lane % 4;
+  const int32_t token0 = int32_t(warp * 16 + lane / 4), token1 = token0 + 8;
+  scheduler::SegmentWalk walk(p);
+  for (int32_t u = walk.begin; !walk.done(u); u = walk.last(), walk.next()) {
+    const uint32_t slot = walk.ordinal & 1;
+    const int32_t seg = walk.segment;
+    const int32_t seg_first = p.unit_prefix[seg];
+    // The segment's query rows: their first output row and, per row, the visible window [lo, hi).
+    int32_t rows, out_row0;
+    if constexpr (kMode == LogitsMode::paged) {
+      rows = p.next_n, out_row0 = seg * p.next_n;
+    } else if constexpr (kMode == LogitsMode::compact) {
+      rows = 1, out_row0 = seg;
+    } else {
+      out_row0 = seg * p.group_rows, rows = min(p.group_rows, p.query_rows - out_row0);
+    }
+    ptx::mbar_wait(&q_full[slot], (walk.ordinal >> 1) & 1);
+    const uint8_t* q_tile = smem + layout.q_offset(slot);
+    const float* w_tile = reinterpret_cast<const float*>(smem + layout.w_offset_of(slot));
+
+    const int32_t last = walk.last();
+    // This warpgroup's first unit of the segment (local numbering i = u - begin, i % groups == me).
+    int32_t first_local = u - walk.begin;
+    first_local += (int32_t(warpgroup) - first_local % kMathWarpgroups + kMathWarpgroups) % kMathWarpgroups;
+    for (int32_t local = first_local; walk.begin + local < last; local += kMathWarpgroups) {
+      const int32_t k = walk.begin + local - seg_first;
+      const uint32_t stage = uint32_t(local) % S, phase = (uint32_t(local) / S) & 1;
+      ptx::mbar_wait(&full[stage], phase);
+      const uint8_t* tile = smem + layout.tile_offset + stage * layout.tile_bytes;
+      const float scale0 = scales[stage * kUnit + token0], scale1 = scales[stage * kUnit + token1];
+      const int32_t base0 = block_pos[stage * kMaxBlocksPerUnit + token0 / p.block];
+      const int32_t base1 = block_pos[stage * kMaxBlocksPerUnit + token1 / p.block];
+      const int32_t pos0 = base0 < 0 ? -1 : base0 + token0 % p.block;
+      const int32_t pos1 = base1 < 0 ? -1 : base1 + token1 % p.block;
+      for (int32_t j = 0; j < rows; ++j) {
+        const int32_t row = out_row0 + j;
+        int32_t lo = 0, hi;
+        if constexpr (kMode == LogitsMode::prefill) {
+          lo = p.ks[row], hi = p.ke[row];
+        } else {
+          hi = visible_len(p, row / p.next_n, row % p.next_n);
+        }
+        // The unit's entries lie in [first, first + 64) (paged, prefill): skip rows that see none.
+        if constexpr (kMode != LogitsMode::compact) {
+          const int32_t first = block_pos[stage * kMaxBlocksPerUnit];
+          if (first >= hi || first + kUnit <= lo) continue;
+        }
+        float acc[kAccum];
+        const uint8_t* q_rows = q_tile + j * kHeads * kHeadDim;
+        if constexpr (!kAccurate) {
+          mma::fence_operands(acc);
+          mma::wgmma_fence();
+#pragma unroll
+          for (int s = 0; s < kSteps; ++s)
+            Mma::mma(layout::kmajor_descriptor<kHeadDim>(tile, s * 32),
+                     layout::kmajor_descriptor<kHeadDim>(q_rows, s * 32), acc, s > 0 ? 1u : 0u);
+          mma::wgmma_commit();
+          mma::wgmma_wait<0>();
+          mma::fence_operands(acc);
+        } else {
+          float step[kAccum];
+#pragma unroll
+          for (int s = 0; s < kSteps; ++s) {
+            mma::fence_operands(step);
+            mma::wgmma_fence();
+            Mma::mma(layout::kmajor_descriptor<kHeadDim>(tile, s * 32),
+                     layout::kmajor_descriptor<kHeadDim>(q_rows, s * 32), step, 0u);
+            mma::wgmma_commit();
+            mma::wgmma_wait<0>();
+            mma::fence_operands(step);
+#pragma unroll
+            for (int i = 0; i < kAccum; ++i) acc[i] = s == 0 ? step[i] : __fadd_rn(acc[i], step[i]);
+          }
+        }
+        const float2 v = epilogue::sm90_head_sum<kHeads>(acc, w_tile + j * kHeads, quad_lane, scale0, scale1);
+        float* out_row = p.out + int64_t(row) * p.out_stride;
+        if constexpr (kMode == LogitsMode::compact) {
+          if (quad_lane == 0 && pos0 >= 0 && pos0 < hi) out_row[k * kUnit + token0] = v.x;
+          if (quad_lane == 1 && pos1 >= 0 && pos1 < hi) out_row[k * kUnit + token1] = v.y;
+        } else {
+          if (quad_lane == 0 && pos0 >= lo && pos0 < hi) out_row[pos0] = v.x;
+          if (quad_lane == 1 && pos1 >= lo && pos1 < hi) out_row[pos1] = v.y;
+        }
+      }
+      ptx::mbar_arrive(&empty[stage]);
+    }
+    ptx::mbar_arrive(&q_empty[slot]);
+  }
+#endif
+}
+
+}  // namespace dsa::cuda::kernels

@@ -1,0 +1,18 @@
+// The CUDA kernels as implementations under test (IndexerOps): the adapter copies a call's
+// inputs to the device, copies the caller's (poisoned) output buffers there too, launches, and
+// copies the outputs back, so "every entry written" judges what the kernel wrote.
+#pragma once
+
+#include <memory>
+
+#include "dsa/indexer_ops.hpp"
+#include "dsa/optimized/cuda/sm90_logits.hpp"
+
+namespace dsa::cuda {
+
+// cuda_sm90 / cuda_sm90_accurate: dense paged logits (clean: -inf past each row's length, as the
+// reference), compact candidate logits and prefill logits on an sm_90 GPU, under the profile
+// profile_of(variant). Other ops and profiles throw Unsupported, as does a machine without one.
+std::unique_ptr<IndexerOps> make_cuda_sm90_ops(Sm90Variant variant);
+
+}  // namespace dsa::cuda

@@ -1,0 +1,76 @@
+// The SM90 (H100/H200, sm_90a) FP8 MQA logits kernels on device pointers: paged decode, compact
+// candidate logits and prefill (docs/cuda.md). Each call refuses what its kernel cannot take by
+// throwing dsa::Unsupported before any work (shape, alignment, format, no GPU, wrong arch) and
+// turns CUDA errors into dsa::cuda::CudaError. Every pointer is a device pointer, 16-byte aligned.
+//
+// A launch is two steps, as DeepGEMM's: a schedule (one small kernel that splits the work over the
+// SMs from the lengths, into a workspace of schedule_ints(...) int32) and the logits kernel that
+// reads it. The schedule depends only on the lengths (and candidates' shape), so a caller may
+// reuse it across layers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace dsa::cuda {
+
+enum class Sm90Variant : uint8_t {
+  standard,  // D / 32 chained wgmma k32 from zero, no promotion: profile dsa_sm90
+  accurate,  // each k32 wgmma from zero, RN-added into an fp32 accumulator: profile dsa_sm90_accurate
+};
+std::string_view profile_of(Sm90Variant v);
+
+// A decode step (SPEC 4, 5) on the device: e4m3fn q and block-flat cache with fp32 scales per entry.
+struct DeviceDecodeStep {
+  int32_t batch = 0, next_n = 1, heads = 0, head_dim = 0;
+  const uint8_t* q = nullptr;        // [B, next_n, H, D]
+  const float* weights = nullptr;    // [B * next_n, H]
+  const int32_t* seq_lens = nullptr;  // [B] or [B, next_n]
+  bool seq_lens_2d = false;
+  int32_t compress_ratio = 1;
+  const int32_t* decode_lens = nullptr;  // [B] or null
+  bool vllm_padded_lengths = false;
+  const int32_t* block_table = nullptr;  // [B, max_pages]
+  int32_t max_pages = 0;
+  const uint8_t* cache = nullptr;  // [num_pages] pages of block_size * (D + 4) bytes
+  int32_t num_pages = 0, block_size = 0;
+  int64_t logits_width = 0;  // W, the row stride of the dense logits
+};
+
+struct DevicePrefill {
+  int32_t rows = 0, heads = 0, head_dim = 0;
+  const uint8_t* q = nullptr;         // [S, H, D]
+  const float* weights = nullptr;     // [S, H]
+  int64_t num_k = 0;
+  const uint8_t* k = nullptr;         // [N, D]
+  const float* k_scales = nullptr;    // [N]
+  const int32_t* ks = nullptr;        // [S]
+  const int32_t* ke = nullptr;        // [S]
+};
+
+// int32 entries of the schedule workspace of each kind of launch.
+size_t paged_schedule_ints(const DeviceDecodeStep& step);
+size_t compact_schedule_ints(const DeviceDecodeStep& step);
+size_t prefill_schedule_ints(const DevicePrefill& prefill);
+
+// Dense decode logits: logits[r][n] for n < L_r; with `clean`, -inf at [L_r, W) as well (a second
+// kernel), otherwise those entries are left as they are.
+void sm90_paged_schedule(const DeviceDecodeStep& step, int32_t* schedule, void* stream);
+void sm90_paged_logits(const DeviceDecodeStep& step, Sm90Variant variant, const int32_t* schedule, float* logits,
+                       bool clean, void* stream);
+
+// Compact candidate logits: out[r][c * S + t] = the dense logit of entry candidates[r][c] * S + t,
+// for candidate slots c >= 0 and entries below L_r (S = candidate_block_size in {8, 16, 32, 64});
+// the other entries are left as they are.
+void sm90_compact_schedule(const DeviceDecodeStep& step, int32_t slots, int32_t candidate_block_size,
+                           int32_t* schedule, void* stream);
+void sm90_compact_logits(const DeviceDecodeStep& step, Sm90Variant variant, const int32_t* candidates, int32_t slots,
+                         int32_t candidate_block_size, const int32_t* schedule, float* out, void* stream);
+
+// Prefill logits: out[r][n] for ks[r] <= n < ke[r] (row stride num_k); the rest is left as it is.
+void sm90_prefill_schedule(const DevicePrefill& prefill, int32_t* schedule, void* stream);
+void sm90_prefill_logits(const DevicePrefill& prefill, Sm90Variant variant, const int32_t* schedule, float* out,
+                         void* stream);
+
+}  // namespace dsa::cuda

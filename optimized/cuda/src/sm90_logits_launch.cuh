@@ -1,0 +1,79 @@
+// Host side shared by the SM90 logits launchers: the checks every launch makes, the choice of the
+// shared-memory ring, and the dispatch onto the kernel's instantiations.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+#include "cuda_check.hpp"
+#include "dsa/error.hpp"
+#include "dsa/optimized/cuda/runtime.hpp"
+#include "dsa/optimized/cuda/sm90_logits.hpp"
+#include "dsa_cuda/kernels/sm90_logits_kernel.cuh"
+#include "dsa_cuda/scheduler/unit_schedule.cuh"
+
+namespace dsa::cuda::launch {
+
+using kernels::LogitsMode;
+using kernels::LogitsParams;
+
+inline void refuse(const std::string& why) { throw Unsupported("cuda_sm90: " + why); }
+
+// The device: present, and compute capability 9.0 (the kernels are sm_90a code).
+inline const DeviceInfo& require_sm90() {
+  const DeviceInfo& d = device_info();
+  if (!d.present) refuse("no CUDA device (" + d.why_absent + ")");
+  if (d.major != 9 || d.minor != 0)
+    refuse("needs an sm_90 device (H100/H200), found " + d.name + " (sm_" + std::to_string(d.major) +
+           std::to_string(d.minor) + ")");
+  return d;
+}
+
+inline void require_aligned(const void* p, const char* what) {
+  if (reinterpret_cast<uintptr_t>(p) % 16 != 0) refuse(std::string(what) + " is not 16-byte aligned");
+}
+
+inline void require_shape(int32_t heads, int32_t head_dim) {
+  if (heads != 32 && heads != 64) refuse("takes H 32 or 64, got " + std::to_string(heads));
+  if (head_dim != 64 && head_dim != 128) refuse("takes D 64 or 128, got " + std::to_string(head_dim));
+}
+
+// Stages of the K ring that fit beside the two Q buffers (at most 32).
+inline int32_t ring_stages(const DeviceInfo& d, int32_t heads, int32_t head_dim, int32_t group_rows) {
+  for (int32_t s = 32; s >= 2; --s)
+    if (kernels::LogitsSmem(heads, head_dim, group_rows, s).total <= d.smem_per_block_optin) return s;
+  refuse("the Q of " + std::to_string(group_rows) + " rows does not fit in shared memory");
+  return 0;
+}
+
+template <int kHeads, int kHeadDim, bool kAccurate, LogitsMode kMode>
+void launch_kernel(const LogitsParams& p, const DeviceInfo& d, cudaStream_t stream) {
+  const auto kernel = kernels::sm90_logits_kernel<kHeads, kHeadDim, kAccurate, kMode>;
+  const uint32_t smem = kernels::LogitsSmem(kHeads, kHeadDim, p.group_rows, p.stages).total;
+  DSA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  kernel<<<d.sm_count, kernels::kLogitsThreads, smem, stream>>>(p);
+  DSA_CUDA_CHECK(cudaGetLastError());
+}
+
+template <LogitsMode kMode>
+void dispatch(const LogitsParams& p, int32_t heads, int32_t head_dim, Sm90Variant variant, const DeviceInfo& d,
+              cudaStream_t stream) {
+  const bool a = variant == Sm90Variant::accurate;
+  if (heads == 64 && head_dim == 128) a ? launch_kernel<64, 128, true, kMode>(p, d, stream)
+                                        : launch_kernel<64, 128, false, kMode>(p, d, stream);
+  else if (heads == 64) a ? launch_kernel<64, 64, true, kMode>(p, d, stream)
+                          : launch_kernel<64, 64, false, kMode>(p, d, stream);
+  else if (head_dim == 128) a ? launch_kernel<32, 128, true, kMode>(p, d, stream)
+                              : launch_kernel<32, 128, false, kMode>(p, d, stream);
+  else a ? launch_kernel<32, 64, true, kMode>(p, d, stream) : launch_kernel<32, 64, false, kMode>(p, d, stream);
+}
+
+template <LogitsMode kMode>
+void launch_schedule(const LogitsParams& p, int32_t* prefix, int32_t* first_tile, cudaStream_t stream) {
+  scheduler::schedule_units<kMode><<<1, 1024, 0, stream>>>(p, prefix, first_tile);
+  DSA_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace dsa::cuda::launch

@@ -1,0 +1,142 @@
+// IndexerOps over the SM90 logits kernels (cuda_ops.hpp).
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+#include "cuda_check.hpp"
+#include "device_buffer.hpp"
+#include "dsa/error.hpp"
+#include "dsa/optimized/cuda/cuda_ops.hpp"
+
+namespace dsa::cuda {
+namespace {
+
+template <class T>
+DeviceBuffer<T> to_device(const std::vector<T>& host) {
+  return DeviceBuffer<T>(std::span<const T>(host));
+}
+
+class Sm90LogitsOps final : public IndexerOps {
+public:
+  explicit Sm90LogitsOps(Sm90Variant variant) : variant_(variant) {}
+
+  std::string name() const override {
+    return variant_ == Sm90Variant::accurate ? "cuda_sm90_accurate" : "cuda_sm90";
+  }
+
+  void decode_logits(const DecodeProblem& problem, const Profile& profile, Logits& out) override {
+    check_decode(problem, profile, "decode_logits");
+    require_out(out, problem.rows(), problem.logits_width);
+    Staged d(problem);
+    DeviceBuffer<float> logits(std::span<const float>(out.values));  // the caller's poison goes in
+    DeviceBuffer<int32_t> schedule(paged_schedule_ints(d.step));
+    sm90_paged_schedule(d.step, schedule.data(), nullptr);
+    sm90_paged_logits(d.step, variant_, schedule.data(), logits.data(), /*clean=*/true, nullptr);
+    DSA_CUDA_CHECK(cudaDeviceSynchronize());
+    logits.download(std::span<float>(out.values));
+  }
+
+  void compact_candidate_logits(const DecodeProblem& problem, const Profile& profile,
+                                const CandidateBlocks& candidates, Logits& out) override {
+    check_decode(problem, profile, "compact_candidate_logits");
+    candidates.validate();
+    if (candidates.rows != problem.rows())
+      throw InvalidInput("candidate_blocks", std::to_string(candidates.rows) + " rows for a step of " +
+                                                 std::to_string(problem.rows()) + " rows");
+    require_out(out, problem.rows(), int64_t(candidates.slots) * candidates.block_size);
+    Staged d(problem);
+    DeviceBuffer<int32_t> blocks = to_device(candidates.blocks);
+    DeviceBuffer<float> compact(std::span<const float>(out.values));
+    DeviceBuffer<int32_t> schedule(compact_schedule_ints(d.step));
+    sm90_compact_schedule(d.step, candidates.slots, candidates.block_size, schedule.data(), nullptr);
+    sm90_compact_logits(d.step, variant_, blocks.data(), candidates.slots, candidates.block_size, schedule.data(),
+                        compact.data(), nullptr);
+    DSA_CUDA_CHECK(cudaDeviceSynchronize());
+    compact.download(std::span<float>(out.values));
+  }
+
+  void prefill_logits(const PrefillProblem& problem, const Profile& profile, Logits& out) override {
+    problem.validate();
+    check_profile(profile, "prefill_logits");
+    if (problem.element != ElementFormat::e4m3fn) throw Unsupported(name() + ": prefill_logits takes e4m3fn only");
+    require_out(out, problem.rows, problem.num_k);
+    DevicePrefill f;
+    f.rows = problem.rows;
+    f.heads = problem.heads;
+    f.head_dim = problem.head_dim;
+    f.num_k = problem.num_k;
+    DeviceBuffer<uint8_t> q = to_device(problem.q), k = to_device(problem.k);
+    DeviceBuffer<float> w = to_device(problem.weights), scales = to_device(problem.k_scales);
+    DeviceBuffer<int32_t> ks = to_device(problem.ks), ke = to_device(problem.ke);
+    f.q = q.data(), f.weights = w.data(), f.k = k.data(), f.k_scales = scales.data(), f.ks = ks.data(),
+    f.ke = ke.data();
+    DeviceBuffer<float> logits(std::span<const float>(out.values));
+    DeviceBuffer<int32_t> schedule(prefill_schedule_ints(f));
+    sm90_prefill_schedule(f, schedule.data(), nullptr);
+    sm90_prefill_logits(f, variant_, schedule.data(), logits.data(), nullptr);
+    DSA_CUDA_CHECK(cudaDeviceSynchronize());
+    logits.download(std::span<float>(out.values));
+  }
+
+private:
+  // A decode problem's inputs on the device.
+  struct Staged {
+    DeviceBuffer<uint8_t> q, cache;
+    DeviceBuffer<float> weights;
+    DeviceBuffer<int32_t> seq_lens, decode_lens, block_table;
+    DeviceDecodeStep step;
+    explicit Staged(const DecodeProblem& p)
+        : q(to_device(p.q)), cache(to_device(p.cache.bytes)), weights(to_device(p.weights)),
+          seq_lens(to_device(p.seq_lens)), decode_lens(to_device(p.decode_lens)), block_table(to_device(p.block_table)) {
+      step.batch = p.batch, step.next_n = p.next_n, step.heads = p.heads, step.head_dim = p.head_dim;
+      step.q = q.data(), step.weights = weights.data();
+      step.seq_lens = seq_lens.data(), step.seq_lens_2d = p.seq_lens_2d, step.compress_ratio = p.compress_ratio;
+      step.decode_lens = p.decode_lens.empty() ? nullptr : decode_lens.data();
+      step.vllm_padded_lengths = p.padded_lengths == PaddedLengths::vllm_padded;
+      step.block_table = block_table.data(), step.max_pages = p.max_pages;
+      step.cache = cache.data(), step.num_pages = p.cache.num_pages, step.block_size = p.cache.block_size;
+      step.logits_width = p.logits_width;
+    }
+  };
+
+  // Before any allocation: a machine without the GPU refuses, it does not fail.
+  void require_device(const char* op) const {
+    if (sm90_available()) return;
+    const DeviceInfo& d = device_info();
+    throw Unsupported(name() + ": " + op + " needs an sm_90 GPU (H100/H200); " +
+                      (d.present ? "found " + d.name : d.why_absent));
+  }
+
+  // The standard variant also takes deepgemm_sm90, whose arithmetic is the same program and model
+  // (reference/src/profiles/dsa_sm90.cpp): checks against DeepGEMM's sets judge our kernel too.
+  void check_profile(const Profile& profile, const char* op) const {
+    if (variant_ == Sm90Variant::standard && profile.name == "deepgemm_sm90") return require_device(op);
+    if (profile.name != profile_of(variant_))
+      throw Unsupported(name() + ": " + op + " computes the arithmetic of profile " + std::string(profile_of(variant_)) +
+                        ", not " + profile.name);
+    require_device(op);
+  }
+
+  void check_decode(const DecodeProblem& p, const Profile& profile, const char* op) const {
+    p.validate();
+    check_profile(profile, op);
+    if (p.element != ElementFormat::e4m3fn || p.cache.layout != CacheLayout::block_flat)
+      throw Unsupported(name() + ": " + op + " takes e4m3fn in a block-flat cache, got " +
+                        std::string(to_string(p.element)) + " / " + std::string(to_string(p.cache.layout)));
+  }
+
+  static void require_out(const Logits& out, int64_t rows, int64_t width) {
+    if (out.rows != rows || out.width != width || int64_t(out.values.size()) != rows * width)
+      throw InvalidInput("out", "buffer is " + std::to_string(out.rows) + " x " + std::to_string(out.width) +
+                                    ", the op writes " + std::to_string(rows) + " x " + std::to_string(width));
+  }
+
+  Sm90Variant variant_;
+};
+
+}  // namespace
+
+std::unique_ptr<IndexerOps> make_cuda_sm90_ops(Sm90Variant variant) { return std::make_unique<Sm90LogitsOps>(variant); }
+
+}  // namespace dsa::cuda

@@ -1,0 +1,228 @@
+// The SM90 logits kernels (cuda_sm90, cuda_sm90_accurate) against the reference under their own
+// profiles, bit for bit, on the GPU. Without an sm_90 GPU every test that needs one reports
+// skipped; the refusal on such a machine is itself tested.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "dsa/candidates.hpp"
+#include "dsa/error.hpp"
+#include "dsa/logits.hpp"
+#include "dsa/optimized/cuda/cuda_ops.hpp"
+#include "dsa/optimized/cuda/runtime.hpp"
+#include "dsa/oracle/float_bits.hpp"
+#include "dsa/oracle/logits_check.hpp"
+#include "dsa/oracle/poison.hpp"
+#include "dsa/profile.hpp"
+#include "dsa/synthetic.hpp"
+
+namespace dsa {
+namespace {
+
+using cuda::Sm90Variant;
+
+#define REQUIRE_SM90()                                                                             \
+  do {                                                                                             \
+    if (!cuda::sm90_available())                                                                   \
+      GTEST_SKIP() << "no sm_90 GPU: " << (cuda::device_info().present ? cuda::device_info().name \
+                                                                      : cuda::device_info().why_absent); \
+  } while (0)
+
+struct Shape {
+  int32_t heads, head_dim, next_n;
+  bool two_d;
+  Sm90Variant variant;
+};
+
+std::string shape_name(const ::testing::TestParamInfo<Shape>& info) {
+  const Shape& s = info.param;
+  return "H" + std::to_string(s.heads) + "_D" + std::to_string(s.head_dim) + "_n" + std::to_string(s.next_n) +
+         (s.two_d ? "_2d" : "_1d") + (s.variant == Sm90Variant::accurate ? "_accurate" : "");
+}
+
+DecodeProblem draw_step(const Shape& s, uint64_t seed) {
+  Rng rng(seed);
+  SyntheticDecodeConfig c;
+  c.batch = 3;
+  c.next_n = s.next_n;
+  c.heads = s.heads;
+  c.head_dim = s.head_dim;
+  // Page edges, a row shorter than next_n, and one spanning many pages.
+  c.seq_lens = {int32_t(1 + rng.uniform_int(0, 63)), 64 * 5 + s.next_n, int32_t(700 + rng.uniform_int(0, 300))};
+  DecodeProblem p = make_decode_problem(c, rng);
+  if (s.two_d) {
+    // 2-D lengths as given per row, not rising within a request, at most the pages the table holds.
+    p.seq_lens_2d = true;
+    std::vector<int32_t> lens;
+    for (int32_t b = 0; b < p.batch; ++b)
+      for (int32_t j = 0; j < p.next_n; ++j)
+        lens.push_back(int32_t(rng.uniform_int(0, std::min<int64_t>(p.logits_width, int64_t(p.max_pages) * 64))));
+    p.seq_lens = lens;
+  }
+  return p;
+}
+
+Logits poisoned(int64_t rows, int64_t width) {
+  Logits l{rows, width, std::vector<float>(size_t(rows * width))};
+  oracle::fill_poison(l.values);
+  return l;
+}
+
+const Profile& kernel_profile(Sm90Variant v) { return find_profile(cuda::profile_of(v)); }
+
+class Sm90Decode : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(Sm90Decode, DenseEqualsProfileBitForBitAndWritesEveryEntry) {
+  REQUIRE_SM90();
+  const Shape s = GetParam();
+  const Profile& profile = kernel_profile(s.variant);
+  for (uint64_t seed : {1u, 2u}) {
+    const DecodeProblem p = draw_step(s, 1000 * seed + s.heads + s.head_dim + s.next_n);
+    const Logits expected = decode_logits(p, profile).logits;
+    Logits actual = poisoned(p.rows(), p.logits_width);
+    cuda::make_cuda_sm90_ops(s.variant)->decode_logits(p, profile, actual);
+    oracle::LogitsCheckOptions options;
+    options.clean = true;  // the adapter runs the clean kernel: -inf past each row, as the reference
+    options.poison_bits = oracle::kPoisonF32Bits;
+    const auto lens = visible_lens(p);
+    const auto verdict = oracle::check_logits(actual, expected, lens, options);
+    EXPECT_TRUE(verdict.passed) << verdict.mismatches << " mismatches of " << verdict.entries_compared
+                                << (verdict.first_mismatches.empty()
+                                        ? std::string()
+                                        : ", first at row " + std::to_string(verdict.first_mismatches[0].row) +
+                                              " col " + std::to_string(verdict.first_mismatches[0].col));
+  }
+}
+
+TEST_P(Sm90Decode, CompactEqualsDenseBitForBit) {
+  REQUIRE_SM90();
+  const Shape s = GetParam();
+  const Profile& profile = kernel_profile(s.variant);
+  const DecodeProblem p = draw_step(s, 77 + s.heads + s.next_n);
+  auto ops = cuda::make_cuda_sm90_ops(s.variant);
+  Logits dense = poisoned(p.rows(), p.logits_width);
+  ops->decode_logits(p, profile, dense);
+  // Every row takes a random subset of its blocks of 8, in random order, with empty slots.
+  Rng rng(5);
+  CandidateBlocks c;
+  c.rows = p.rows();
+  c.slots = 37;
+  c.block_size = 8;
+  c.blocks.assign(size_t(c.rows * c.slots), -1);
+  const int32_t blocks = int32_t((p.logits_width + 7) / 8);
+  for (int64_t r = 0; r < c.rows; ++r) {
+    std::vector<int32_t> ids(static_cast<size_t>(blocks));
+    for (int32_t i = 0; i < blocks; ++i) ids[size_t(i)] = i;
+    for (int32_t i = blocks - 1; i > 0; --i) std::swap(ids[size_t(i)], ids[size_t(rng.uniform_int(0, i))]);
+    for (int32_t slot = 0; slot < c.slots && slot < blocks; ++slot)
+      if (rng.uniform_int(0, 5) != 0) c.row(r)[slot] = ids[size_t(slot)];
+  }
+  Logits compact = poisoned(p.rows(), int64_t(c.slots) * c.block_size);
+  ops->compact_candidate_logits(p, profile, c, compact);
+  const Logits expected = dsa::compact_candidate_logits(p, profile, c);
+  const auto lens = visible_lens(p);
+  int64_t compared = 0;
+  for (int64_t r = 0; r < p.rows(); ++r)
+    for (int32_t slot = 0; slot < c.slots; ++slot)
+      for (int32_t t = 0; t < c.block_size; ++t) {
+        const int32_t id = c.row(r)[slot];
+        const int64_t pos = int64_t(id) * c.block_size + t, col = int64_t(slot) * c.block_size + t;
+        if (id < 0 || pos >= lens[size_t(r)]) continue;
+        const uint32_t a = oracle::float_bits(compact.at(r, col)), b = oracle::float_bits(dense.at(r, pos));
+        ASSERT_EQ(a, b) << "row " << r << " slot " << slot << " entry " << pos << ": compact differs from dense";
+        ASSERT_TRUE(a == oracle::float_bits(expected.at(r, col)) || (a != a && expected.at(r, col) != expected.at(r, col)))
+            << "row " << r << " slot " << slot << " entry " << pos << ": differs from the reference";
+        ++compared;
+      }
+  EXPECT_GT(compared, 100);
+}
+
+std::vector<Shape> shapes() {
+  std::vector<Shape> out;
+  for (Sm90Variant v : {Sm90Variant::standard, Sm90Variant::accurate})
+    for (int32_t h : {64, 32})
+      for (int32_t d : {128, 64})
+        for (int32_t n : {1, 2, 3, 4})
+          for (bool two_d : {false, true})
+            if (n * h <= 256 && (v == Sm90Variant::standard || (n <= 2 && !two_d))) out.push_back({h, d, n, two_d, v});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Sm90Decode, ::testing::ValuesIn(shapes()), shape_name);
+
+TEST(Sm90Prefill, EqualsProfileBitForBit) {
+  REQUIRE_SM90();
+  for (Sm90Variant v : {Sm90Variant::standard, Sm90Variant::accurate})
+    for (int32_t h : {64, 32}) {
+      Rng rng(9 + h);
+      SyntheticPrefillConfig c;
+      c.rows = 11;
+      c.heads = h;
+      c.head_dim = 128;
+      c.num_k = 1000;
+      PrefillProblem p = make_prefill_problem(c, rng);
+      for (int32_t r = 0; r < p.rows; ++r) {  // windows with ks > 0, not aligned to 64
+        p.ks[size_t(r)] = int32_t(rng.uniform_int(0, 300));
+        p.ke[size_t(r)] = int32_t(rng.uniform_int(p.ks[size_t(r)], p.num_k));
+      }
+      const Profile& profile = kernel_profile(v);
+      const Logits expected = prefill_logits(p, profile).logits;
+      Logits actual = poisoned(p.rows, p.num_k);
+      cuda::make_cuda_sm90_ops(v)->prefill_logits(p, profile, actual);
+      std::vector<oracle::RowWindow> windows;
+      for (int32_t r = 0; r < p.rows; ++r) windows.push_back({p.ks[size_t(r)], p.ke[size_t(r)]});
+      oracle::LogitsCheckOptions options;
+      options.poison_bits = oracle::kPoisonF32Bits;
+      const auto verdict = oracle::check_logits(actual, expected, windows, options);
+      EXPECT_TRUE(verdict.passed) << "H " << h << ": " << verdict.mismatches << " mismatches";
+    }
+}
+
+TEST(Sm90Refusals, WhatTheKernelsCannotTakeIsUnsupported) {
+  REQUIRE_SM90();
+  auto ops = cuda::make_cuda_sm90_ops(Sm90Variant::standard);
+  const Profile& profile = find_profile("dsa_sm90");
+  auto refused = [&](DecodeProblem p, const Profile& prof) {
+    Logits out = poisoned(p.rows(), p.logits_width);
+    EXPECT_THROW(ops->decode_logits(p, prof, out), Unsupported);
+  };
+  Rng rng(3);
+  SyntheticDecodeConfig c;
+  c.batch = 2;
+  c.seq_lens = {100, 200};
+  c.heads = 16;
+  refused(make_decode_problem(c, rng), profile);  // H 16
+  c.heads = 64;
+  c.block_size = 32;
+  refused(make_decode_problem(c, rng), profile);  // pages of 32
+  c.block_size = 64;
+  c.next_n = 5;
+  c.seq_lens = {100, 200};
+  refused(make_decode_problem(c, rng), profile);  // next_n * H > 256
+  c.next_n = 1;
+  refused(make_decode_problem(c, rng), find_profile("exact"));  // another arithmetic
+}
+
+TEST(Sm90Refusals, NoGpuIsUnsupportedNotAWrongAnswer) {
+  if (cuda::sm90_available()) GTEST_SKIP() << "an sm_90 GPU is present";
+  Rng rng(4);
+  SyntheticDecodeConfig c;
+  c.batch = 1;
+  c.seq_lens = {130};
+  const DecodeProblem p = make_decode_problem(c, rng);
+  Logits out = poisoned(p.rows(), p.logits_width);
+  const std::vector<float> before = out.values;
+  try {
+    cuda::make_cuda_sm90_ops(Sm90Variant::standard)->decode_logits(p, find_profile("dsa_sm90"), out);
+    ADD_FAILURE() << "a machine without an sm_90 GPU must refuse";
+  } catch (const Unsupported& e) {
+    EXPECT_NE(std::string(e.what()).find("cuda_sm90"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(std::memcmp(before.data(), out.values.data(), before.size() * 4), 0) << "nothing written";
+}
+
+}  // namespace
+}  // namespace dsa
