@@ -168,13 +168,17 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"deepgemm_sm100", {8, 16, 32, 64}, deepgemm_sm100_direct, false},
                       Case{"deepgemm_sm100_bf16", {8, 16, 32, 64}, deepgemm_sm100_bf16_direct, true},
                       Case{"aiter_gfx942_gluon", {32, 64}, aiter_direct, false},
-                      Case{"vllm_triton_c4a", {32, 64}, vllm_c4a_direct, false}),
+                      Case{"vllm_triton_c4a", {32, 64}, vllm_c4a_direct, false},
+                      // Our SM90 kernels write DeepGEMM's order (epilogue/head_sum.cuh).
+                      Case{"dsa_sm90", {8, 16, 32, 64}, deepgemm_sm90_direct, false},
+                      Case{"dsa_sm90_accurate", {8, 16, 32, 64}, deepgemm_sm90_direct, false}),
     [](const auto& info) { return std::string(info.param.profile); });
 
 TEST(ProfileRegistry, NamesFindAndChecks) {
   const std::vector<std::string> names = profile_names();
   const std::vector<std::string> expected = {"exact", "deepgemm_sm90", "deepgemm_sm100", "deepgemm_sm100_bf16",
-                                             "aiter_gfx942_gluon", "vllm_triton_c4a"};
+                                             "aiter_gfx942_gluon", "vllm_triton_c4a", "dsa_sm90",
+                                             "dsa_sm90_accurate"};
   EXPECT_EQ(names, expected);
   for (const std::string& n : names) {
     const Profile& p = find_profile(n);

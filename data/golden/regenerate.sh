@@ -19,4 +19,6 @@ deepgemm_sm100 v32_decode edge
 deepgemm_sm100_bf16 mxfp4 edge
 aiter_gfx942_gluon gfx942 edge
 vllm_triton_c4a v41_c4a edge
+dsa_sm90 edge
+dsa_sm90_accurate edge
 SETS

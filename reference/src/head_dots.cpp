@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 
+#include "dsa/error.hpp"
 #include "dsa/formats.hpp"
 
 namespace dsa::detail {
@@ -79,6 +80,30 @@ void head_dots(mma::Model model, const QueryRows& q, const KTile& tile, float* d
       float* dst = dots + (int64_t(row) * q.heads + h) * T;
       for (int64_t t = 0; t < T; ++t) dst[t] = per_token[size_t(t) * q.heads + h];
     }
+  }
+}
+
+void head_dots(const Profile& profile, const QueryRows& q, const KTile& tile, float* dots, double* exact_dots) {
+  if (profile.promotion == Promotion::none) return head_dots(profile.mma, q, tile, dots, exact_dots);
+  // fp32_add: every instruction-deep slice of D is its own chain from zero (one instruction), and
+  // the slices' results are added in order with one RN add each (CUDA-core promotion).
+  if (profile.mma == mma::Model::exact || !is_fp8(q.element))
+    throw InvalidInput("profile", "profile " + profile.name + " promotes fp8 instruction results; it needs an fp8 "
+                                  "matrix-unit model and fp8 elements");
+  const int32_t D = q.head_dim, K = mma::instruction_k(profile.mma);
+  const int64_t nq = int64_t(q.num_rows) * q.heads, T = tile.count;
+  if (T == 0 || nq == 0) return;
+  if (exact_dots) head_dots(mma::Model::exact, q, tile, std::vector<float>(size_t(nq * T)).data(), exact_dots);
+  std::vector<uint8_t> q_slice(size_t(nq) * K), k_slice(size_t(T) * K);
+  std::vector<float> part(size_t(nq * T));
+  for (int32_t s = 0; s < D / K; ++s) {
+    for (int64_t i = 0; i < nq; ++i) std::copy_n(q.codes + i * D + s * K, K, q_slice.data() + i * K);
+    for (int64_t t = 0; t < T; ++t) std::copy_n(tile.codes + t * D + s * K, K, k_slice.data() + t * K);
+    const QueryRows qs{q.element, q.num_rows, q.heads, K, q_slice.data(), nullptr};
+    const KTile ks{tile.element, K, T, k_slice.data(), tile.scales, nullptr};
+    head_dots(profile.mma, qs, ks, s == 0 ? dots : part.data(), nullptr);
+    if (s > 0)
+      for (int64_t i = 0; i < nq * T; ++i) dots[i] = dots[i] + part[i];  // fp32 RN add (no contraction here)
   }
 }
 

@@ -76,7 +76,7 @@ LogitsResult decode_logits(const DecodeProblem& p, const Profile& profile, const
     std::vector<float> dots(size_t(q.num_rows) * q.heads * tile.count);
     std::vector<double> exact;
     if (options.with_double) exact.resize(dots.size());
-    detail::head_dots(profile.mma, q, tile, dots.data(), options.with_double ? exact.data() : nullptr);
+    detail::head_dots(profile, q, tile, dots.data(), options.with_double ? exact.data() : nullptr);
     for (int32_t j = 0; j < p.next_n; ++j) {
       const int64_t row = it.request * p.next_n + j;
       const int64_t count = std::min(lens[size_t(row)], it.end) - it.begin;
@@ -136,7 +136,7 @@ std::vector<std::vector<float>> decode_logits_at(const DecodeProblem& p, const P
     q.num_rows = 1;
     const detail::KTile tile = tile_of(k, p.head_dim);
     std::vector<float> dots(size_t(p.heads) * tile.count), values(size_t(tile.count));
-    detail::head_dots(profile.mma, q, tile, dots.data(), nullptr);
+    detail::head_dots(profile, q, tile, dots.data(), nullptr);
     detail::reduce_row(program, profile, dots.data(), nullptr, tile.count, 0, p.heads,
                        p.weights.data() + size_t(row) * p.heads, tile.scales, tile.count, values.data(), nullptr);
     for (size_t i = 0; i < want.size(); ++i) {
@@ -226,7 +226,7 @@ LogitsResult prefill_logits(const PrefillProblem& p, const Profile& profile, con
     std::vector<float> dots(size_t(q.num_rows) * q.heads * tile.count);
     std::vector<double> exact;
     if (options.with_double) exact.resize(dots.size());
-    detail::head_dots(profile.mma, q, tile, dots.data(), options.with_double ? exact.data() : nullptr);
+    detail::head_dots(profile, q, tile, dots.data(), options.with_double ? exact.data() : nullptr);
     for (int32_t r = it.row_begin; r < it.row_end; ++r) {
       const int64_t from = std::max<int64_t>(it.begin, p.ks[size_t(r)]);
       const int64_t to = std::min<int64_t>(it.end, p.ke[size_t(r)]);
