@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds, on a CPU machine of the project, the bundle that scripts/gpu/run_all.sh runs on the GPU
+# machine (which has no Debian packages): portable binaries (x86-64-v3, no -march=native) and every
+# shared library they load except the C library and the CUDA driver, in one tarball.
+#   scripts/gpu/make_bundle.sh [BUILD_DIR] [TARBALL]   (defaults: build-bundle, gpu-bundle.tar.xz)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=${1:-build-bundle}
+tarball=${2:-gpu-bundle.tar.xz}
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDSA_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=x86-64-v3 \
+  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache >/dev/null
+cmake --build "$build" -j"$(nproc)" --target dsa-oracle dsa_gpu_tests logits_speed
+stage=$(mktemp -d)
+mkdir -p "$stage/gpu-bundle/lib"
+cp "$build/dsa-oracle" "$build/tests/dsa_gpu_tests" "$build/bench/logits_speed" "$stage/gpu-bundle/"
+for bin in "$stage"/gpu-bundle/dsa-oracle "$stage"/gpu-bundle/dsa_gpu_tests "$stage"/gpu-bundle/logits_speed; do
+  ldd "$bin" | awk '/=> \// {print $3}' |
+    grep -v -E '/(libc|libm|libpthread|libdl|librt|libcuda|ld-linux[^/]*)\.so' |
+    xargs -r -I{} cp -L -n {} "$stage/gpu-bundle/lib/"
+done
+git rev-parse HEAD >"$stage/gpu-bundle/COMMIT"
+git status --porcelain --untracked-files=no | grep -q . && echo dirty >>"$stage/gpu-bundle/COMMIT" || true
+tar -C "$stage" -cJf "$tarball" gpu-bundle
+rm -rf "$stage"
+echo "make_bundle: $tarball ($(du -h "$tarball" | cut -f1)) from $(git rev-parse --short HEAD)"

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# The whole GPU job in one call, on a machine with an sm_90 GPU (the H200 of the device tool):
+#   1. environment (GPU, driver) and a self-check of the bundle's binaries;
+#   2. the gpu tests (tests/gpu, ctest label `gpu`);
+#   3. a fixed-seed fuzz campaign of every CUDA implementation of the table against its profile;
+#   4. `dsa-oracle check --impl` of every CUDA implementation on the committed golden sets;
+#   5. the speed table: logits_speed (ours, the read bandwidth) and DeepGEMM's SM90 kernel built
+#      from its public source here, in the same run.
+# Results under $OUT (default ./gpu-out): RESULTS.md and results.json (the table), summary.txt,
+# logs.tar.gz, and deepgemm-built.tar.xz (DeepGEMM's extension and JIT cache, to carry next time).
+#   scripts/gpu/run_all.sh [BUNDLE.tar.xz] [DEEPGEMM_SOURCE.tar.xz]
+# The bundle is made by scripts/gpu/make_bundle.sh on a CPU machine. DeepGEMM's source tarball
+# (DeepGEMM 477618c with its CUTLASS and fmt submodules' include/) is never committed; if
+# .gpu-carry/deepgemm-built.tar.xz exists it is used instead of building.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+OUT=${OUT:-$root/gpu-out}
+mkdir -p "$OUT/logs"
+bundle_tar=${1:-.gpu-carry/gpu-bundle.tar.xz}
+dg_src=${2:-.gpu-carry/deepgemm-477618c.tar.xz}
+dg_built=.gpu-carry/deepgemm-built.tar.xz
+FUZZ_SECONDS=${FUZZ_SECONDS:-40}
+summary="$OUT/summary.txt"
+: >"$summary"
+note() { echo "$*" | tee -a "$summary"; }
+t0=$(date +%s)
+
+# 1. Environment and bundle.
+nvidia-smi >"$OUT/logs/nvidia-smi.txt" 2>&1
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
+note "gpu: $gpu, driver $driver, date $(date -u +%FT%TZ)"
+work=/tmp/dsa-gpu
+rm -rf "$work" && mkdir -p "$work"
+tar -C "$work" -xJf "$bundle_tar" || { note "FAIL: cannot unpack $bundle_tar"; exit 1; }
+B=$work/gpu-bundle
+export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export DSA_SOURCE_DIR=$root OMP_WAIT_POLICY=passive
+note "bundle: $(tr '\n' ' ' <"$B/COMMIT")"
+for bin in dsa-oracle dsa_gpu_tests logits_speed; do
+  if ldd "$B/$bin" | grep -q "not found"; then note "FAIL: $bin misses libraries: $(ldd "$B/$bin" | grep 'not found' | tr '\n' ' ')"; fi
+done
+"$B/dsa-oracle" --help >/dev/null 2>&1 && note "self-check: dsa-oracle runs" || note "FAIL: dsa-oracle does not run"
+
+# DeepGEMM builds in the background while the tests run (CPU only; it touches no GPU until timed).
+export DG_JIT_CACHE_DIR=$work/dg-jit
+dg_dir=$work/DeepGEMM
+(
+  set -e
+  if [ -f "$dg_built" ]; then
+    tar -C "$work" -xJf "$dg_built"
+    echo "deepgemm: carried build"
+  else
+    tar -C "$work" -xJf "$dg_src"
+    cd "$dg_dir"
+    mkdir -p deep_gemm/include
+    cp -r third-party/cutlass/include/cute third-party/cutlass/include/cutlass deep_gemm/include/
+    CXX=/usr/bin/g++ DG_USE_LOCAL_VERSION=0 python3 setup.py build_ext --inplace
+    echo "deepgemm: built from source"
+  fi
+) >"$OUT/logs/deepgemm-build.log" 2>&1 &
+dg_pid=$!
+
+# 2. GPU tests.
+"$B/dsa_gpu_tests" --gtest_output=json:"$OUT/logs/gpu_tests.json" >"$OUT/logs/gpu_tests.log" 2>&1
+rc_tests=$?
+note "gpu tests: exit $rc_tests; $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$OUT/logs/gpu_tests.log" | tr '\n' ' ')"
+grep -E '^\[  FAILED  \]' "$OUT/logs/gpu_tests.log" | head -20 | tee -a "$summary"
+
+# 3 and 4. Every CUDA implementation of the table (dsa-oracle fuzz --list names them).
+impls=$("$B/dsa-oracle" fuzz --list 2>/dev/null | grep -o -E '\bcuda_[a-z0-9_]+' | sort -u | tr '\n' ' ')
+note "cuda implementations in the table: ${impls:-none}"
+for impl in $impls; do
+  "$B/dsa-oracle" fuzz --impl "$impl" --seed 20261201 --seconds "$FUZZ_SECONDS" --quiet \
+    --out "$OUT/logs/fuzz_$impl.jsonl" >"$OUT/logs/fuzz_$impl.log" 2>&1
+  note "fuzz $impl (seed 20261201, ${FUZZ_SECONDS}s): exit $? $(tail -3 "$OUT/logs/fuzz_$impl.log" | tr '\n' ' ')"
+  for set in data/golden/*/*/; do
+    [ -f "$set/manifest.json" ] || continue
+    "$B/dsa-oracle" check --impl "$impl" --golden "$set" --quiet >"$OUT/logs/check_${impl}_$(basename "$(dirname "$set")")_$(basename "$set").log" 2>&1
+    note "check --impl $impl $set: exit $?"
+  done
+done
+
+# 5. Speed: ours, then DeepGEMM's in the same run.
+"$B/logits_speed" --json "$OUT/logs/ours.json" 2>&1 | tee "$OUT/logs/logits_speed.log"
+wait "$dg_pid"
+note "deepgemm build: exit $? ($(tail -1 "$OUT/logs/deepgemm-build.log"))"
+PYTHONPATH=$dg_dir${PYTHONPATH:+:$PYTHONPATH} python3 scripts/gpu/deepgemm_bench.py --json "$OUT/logs/deepgemm.json" \
+  2>&1 | tee "$OUT/logs/deepgemm_bench.log" | tail -20
+python3 scripts/gpu/speed_table.py "$OUT/logs/ours.json" "$OUT/logs/deepgemm.json" --md "$OUT/RESULTS.md" \
+  --json "$OUT/results.json" --meta "commit=$(head -1 "$B/COMMIT")" --meta "driver_smi=$driver" \
+  --meta "date=$(date -u +%F)" >/dev/null 2>&1 || note "FAIL: speed table"
+if [ ! -f "$dg_built" ] && [ -d "$dg_dir/deep_gemm" ]; then
+  tar -C "$work" -cJf "$OUT/deepgemm-built.tar.xz" --exclude='DeepGEMM/third-party' --exclude='DeepGEMM/build' \
+    DeepGEMM dg-jit 2>/dev/null
+fi
+command -v cuobjdump >/dev/null && cuobjdump -sass "$B/logits_speed" 2>/dev/null | xz >"$OUT/logs/sass.txt.xz"
+tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$OUT/logs"
+note "elapsed $(( $(date +%s) - t0 )) s"
+echo "==== speed ===="
+cat "$OUT/RESULTS.md" 2>/dev/null
+echo "==== summary ===="
+cat "$summary"

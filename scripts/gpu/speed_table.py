@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""Merges logits_speed's and deepgemm_bench.py's JSON into the speed table (markdown and JSON).
+  speed_table.py OURS.json DEEPGEMM.json --md OUT.md --json OUT.json [--meta KEY=VALUE ...]
+DeepGEMM may be missing (its build failed): the table then says so in its columns."""
+import argparse
+import json
+import os
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('ours')
+    ap.add_argument('deepgemm')
+    ap.add_argument('--md', required=True)
+    ap.add_argument('--json', required=True)
+    ap.add_argument('--meta', action='append', default=[])
+    args = ap.parse_args()
+    ours = json.load(open(args.ours))
+    dg = json.load(open(args.deepgemm)) if os.path.exists(args.deepgemm) else {'shapes': []}
+    dg_at = {(s['batch'], s['context'], s['next_n']): s['us_deepgemm'] for s in dg['shapes']}
+    read = ours['read_tbps']
+    rows = []
+    for s in ours['shapes']:
+        key = (s['batch'], s['context'], s['next_n'])
+        us, acc, kb = s['us_dsa_sm90'], s['us_dsa_sm90_accurate'], s['k_bytes']
+        d = dg_at.get(key)
+        tbps = kb / (us * 1e-6) / 1e12
+        rows.append({'batch': key[0], 'context': key[1], 'next_n': key[2], 'us_dsa_sm90': us,
+                     'us_dsa_sm90_accurate': acc, 'us_deepgemm': d, 'speedup_vs_deepgemm': (d / us) if d else None,
+                     'accurate_over_ours': acc / us, 'k_tbps': tbps, 'read_fraction': tbps / read,
+                     'deepgemm_k_tbps': (kb / (d * 1e-6) / 1e12) if d else None, 'us_schedule': s['us_schedule']})
+    meta = dict(kv.split('=', 1) for kv in args.meta)
+    meta.update({'gpu': ours['gpu'], 'driver': ours['driver'], 'read_tbps': read, 'iters': ours['iters']})
+    json.dump({'meta': meta, 'rows': rows}, open(args.json, 'w'), indent=1)
+    with open(args.md, 'w') as f:
+        f.write('| batch x context | next_n | dsa_sm90 us | DeepGEMM us | DeepGEMM / ours | K TB/s (ours) | '
+                'of read BW | DeepGEMM K TB/s | accurate us | accurate / ours |\n')
+        f.write('|---|---|---|---|---|---|---|---|---|---|\n')
+        for r in rows:
+            d = r['us_deepgemm']
+            f.write(f"| {r['batch']} x {r['context'] // 1024}k | {r['next_n']} | {r['us_dsa_sm90']:.1f} | "
+                    f"{d:.1f} | {r['speedup_vs_deepgemm']:.3f} | " if d else
+                    f"| {r['batch']} x {r['context'] // 1024}k | {r['next_n']} | {r['us_dsa_sm90']:.1f} | n/a | n/a | ")
+            f.write(f"{r['k_tbps']:.2f} | {100 * r['read_fraction']:.0f} % | "
+                    f"{(format(r['deepgemm_k_tbps'], '.2f') if d else 'n/a')} | {r['us_dsa_sm90_accurate']:.1f} | "
+                    f"{r['accurate_over_ours']:.3f} |\n")
+        f.write(f"\nRead bandwidth (4 GiB reduction, same run): {read:.2f} TB/s. "
+                f"Median of {ours['iters']} launches after warm-up, CUDA events, K cache rotated over >= 4x the L2.\n")
+    print(open(args.md).read())
+
+
+if __name__ == '__main__':
+    main()
