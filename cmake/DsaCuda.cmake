@@ -1,13 +1,12 @@
 # dsa_cuda_target(<target>): the CUDA options every CUDA target of the project takes: code for each
 # of DSA_CUDA_ARCHS (-gencode, which also takes the arch-specific "a" targets that wgmma and
-# tcgen05 need), C++17, and device arithmetic exactly as written (no FMA contraction).
+# tcgen05 need), C++20, and device arithmetic exactly as written (no FMA contraction).
 function(dsa_cuda_target target)
   set(gencode "")
   foreach(arch ${DSA_CUDA_ARCHS})
     list(APPEND gencode "-gencode=arch=compute_${arch},code=sm_${arch}")
   endforeach()
-  # C++17 in CUDA sources: CMake 3.25 does not know nvcc's C++20 flag (the .cpp files are C++20).
-  set_target_properties(${target} PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON CUDA_ARCHITECTURES OFF)
+  set_target_properties(${target} PROPERTIES CUDA_STANDARD 20 CUDA_STANDARD_REQUIRED ON CUDA_ARCHITECTURES OFF)
   target_compile_options(${target} PRIVATE
       "$<$<COMPILE_LANGUAGE:CUDA>:${gencode};-fmad=false;-Xptxas=-warn-spills;-Xcompiler=-Wall,-Wextra>")
   if(DSA_CUDA_RESOURCE_USAGE)

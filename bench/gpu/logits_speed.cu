@@ -1,5 +1,5 @@
 // Speed of the SM90 logits kernels on the GPU (CUDA events; not a test). For each shape
-// (batch x context, next_n): the median over many launches after warm-up of the logits kernel
+// (batch x context, next_n): the median over many graph replays after warm-up of the logits kernel
 // (dsa_sm90, then dsa_sm90_accurate), with the K cache rotated over enough page sets that every
 // launch reads from HBM (several times the L2), and in the same run the device's read bandwidth
 // (a reduction over 4 GiB). Prints a table; --json FILE writes the numbers for programs.
@@ -72,25 +72,42 @@ float median(std::vector<float> v) {
   return v[v.size() / 2];
 }
 
+// Launches are captured K at a time in a CUDA graph (so host work between launches costs nothing,
+// as with DeepGEMM's graph below) and each replay is timed by events; the result is the median
+// replay over `reps` replays after warm-up, divided by K.
 template <class F>
-float time_median_us(F&& launch, int iters, int warmup) {
+float time_median_us(F&& launch, int reps, int warmup) {
+  constexpr int kPerGraph = 8;
+  cudaStream_t stream;
+  CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  for (int i = 0; i < 2; ++i) launch(i, stream);  // first-call work (attributes) outside the capture
+  CHECK(cudaStreamSynchronize(stream));
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < kPerGraph; ++i) launch(i, stream);
+  CHECK(cudaStreamEndCapture(stream, &graph));
+  CHECK(cudaGraphInstantiate(&exec, graph, 0));
   cudaEvent_t a, b;
   CHECK(cudaEventCreate(&a));
   CHECK(cudaEventCreate(&b));
-  for (int i = 0; i < warmup; ++i) launch(i);
-  CHECK(cudaDeviceSynchronize());
+  for (int i = 0; i < warmup; ++i) CHECK(cudaGraphLaunch(exec, stream));
+  CHECK(cudaStreamSynchronize(stream));
   std::vector<float> t;
-  for (int i = 0; i < iters; ++i) {
-    CHECK(cudaEventRecord(a));
-    launch(warmup + i);
-    CHECK(cudaEventRecord(b));
+  for (int i = 0; i < reps; ++i) {
+    CHECK(cudaEventRecord(a, stream));
+    CHECK(cudaGraphLaunch(exec, stream));
+    CHECK(cudaEventRecord(b, stream));
     CHECK(cudaEventSynchronize(b));
     float ms = 0;
     CHECK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms * 1000.0f);
+    t.push_back(ms * 1000.0f / kPerGraph);
   }
   CHECK(cudaEventDestroy(a));
   CHECK(cudaEventDestroy(b));
+  CHECK(cudaGraphExecDestroy(exec));
+  CHECK(cudaGraphDestroy(graph));
+  CHECK(cudaStreamDestroy(stream));
   return median(t);
 }
 
@@ -104,7 +121,7 @@ struct ShapeResult {
 
 int main(int argc, char** argv) {
   std::string json_path;
-  int iters = 50;
+  int iters = 20;
   std::vector<std::pair<int, int>> shapes = {{64, 65536}, {16, 131072}, {128, 32768}, {4, 131072}};
   std::vector<int> next_ns = {1, 2};
   for (int i = 1; i < argc; ++i) {
@@ -148,11 +165,12 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&buf, bytes));
     CHECK(cudaMalloc(&sink, 4096 * sizeof(uint4)));
     fill_codes<<<4096, 256>>>(reinterpret_cast<uint8_t*>(buf), bytes, 7);
-    const float us = time_median_us([&](int) { read_all<<<dev.sm_count * 4, 512>>>(buf, words, sink); }, 20, 3);
+    const float us = time_median_us(
+        [&](int, cudaStream_t st) { read_all<<<dev.sm_count * 4, 512, 0, st>>>(buf, words, sink); }, 10, 1);
     read_tbps = double(bytes) / (us * 1e-6) / 1e12;
     CHECK(cudaFree(buf));
     CHECK(cudaFree(sink));
-    std::printf("read bandwidth: %.3f TB/s (4 GiB reduction, median of 20)\n", read_tbps);
+    std::printf("read bandwidth: %.3f TB/s (4 GiB reduction, median of 10 graphs of 8)\n", read_tbps);
   }
 
   std::vector<ShapeResult> results;
@@ -203,19 +221,20 @@ int main(int argc, char** argv) {
         return s;
       };
       dsa::cuda::sm90_paged_schedule(at_set(0), schedule, nullptr);
+      CHECK(cudaDeviceSynchronize());
       ShapeResult r{batch, context, next_n, k_bytes, 0, 0, 0};
-      r.us_schedule = time_median_us([&](int i) { dsa::cuda::sm90_paged_schedule(at_set(i), schedule, nullptr); },
-                                     iters, 5);
+      r.us_schedule = time_median_us(
+          [&](int i, cudaStream_t st) { dsa::cuda::sm90_paged_schedule(at_set(i), schedule, st); }, iters, 2);
       r.us_std = time_median_us(
-          [&](int i) {
-            dsa::cuda::sm90_paged_logits(at_set(i), dsa::cuda::Sm90Variant::standard, schedule, logits, false, nullptr);
+          [&](int i, cudaStream_t st) {
+            dsa::cuda::sm90_paged_logits(at_set(i), dsa::cuda::Sm90Variant::standard, schedule, logits, false, st);
           },
-          iters, 5);
+          iters, 2);
       r.us_accurate = time_median_us(
-          [&](int i) {
-            dsa::cuda::sm90_paged_logits(at_set(i), dsa::cuda::Sm90Variant::accurate, schedule, logits, false, nullptr);
+          [&](int i, cudaStream_t st) {
+            dsa::cuda::sm90_paged_logits(at_set(i), dsa::cuda::Sm90Variant::accurate, schedule, logits, false, st);
           },
-          iters, 5);
+          iters, 2);
       results.push_back(r);
       std::printf("B %4d x %6d next_n %d: dsa_sm90 %8.1f us (%.2f TB/s, %.0f%% of read)  accurate %8.1f us  "
                   "schedule %.1f us  (%d page sets)\n",

@@ -13,14 +13,19 @@
 # (DeepGEMM 477618c with its CUTLASS and fmt submodules' include/) is never committed; if
 # .gpu-carry/deepgemm-built.tar.xz exists it is used instead of building.
 set -uo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+# The repository root: where the golden sets are (DSA_ROOT, else the folder above scripts/gpu, else here).
+root=${DSA_ROOT:-$(cd "$here/../.." && pwd)}
+[ -d "$root/data/golden" ] || root=$PWD
 cd "$root"
 OUT=${OUT:-$root/gpu-out}
 mkdir -p "$OUT/logs"
 bundle_tar=${1:-.gpu-carry/gpu-bundle.tar.xz}
 dg_src=${2:-.gpu-carry/deepgemm-477618c.tar.xz}
 dg_built=.gpu-carry/deepgemm-built.tar.xz
-FUZZ_SECONDS=${FUZZ_SECONDS:-40}
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+# A hung kernel must not eat the lease: every step has a time limit.
+T_TESTS=${T_TESTS:-120} T_SPEED=${T_SPEED:-120} T_DEEPGEMM_BUILD=${T_DEEPGEMM_BUILD:-300} T_DEEPGEMM=${T_DEEPGEMM:-180}
 summary="$OUT/summary.txt"
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
@@ -63,7 +68,7 @@ dg_dir=$work/DeepGEMM
 dg_pid=$!
 
 # 2. GPU tests.
-"$B/dsa_gpu_tests" --gtest_output=json:"$OUT/logs/gpu_tests.json" >"$OUT/logs/gpu_tests.log" 2>&1
+timeout "$T_TESTS" "$B/dsa_gpu_tests" --gtest_output=json:"$OUT/logs/gpu_tests.json" >"$OUT/logs/gpu_tests.log" 2>&1
 rc_tests=$?
 note "gpu tests: exit $rc_tests; $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$OUT/logs/gpu_tests.log" | tr '\n' ' ')"
 grep -E '^\[  FAILED  \]' "$OUT/logs/gpu_tests.log" | head -20 | tee -a "$summary"
@@ -72,27 +77,30 @@ grep -E '^\[  FAILED  \]' "$OUT/logs/gpu_tests.log" | head -20 | tee -a "$summar
 impls=$("$B/dsa-oracle" fuzz --list 2>/dev/null | grep -o -E '\bcuda_[a-z0-9_]+' | sort -u | tr '\n' ' ')
 note "cuda implementations in the table: ${impls:-none}"
 for impl in $impls; do
-  "$B/dsa-oracle" fuzz --impl "$impl" --seed 20261201 --seconds "$FUZZ_SECONDS" --quiet \
+  timeout $((FUZZ_SECONDS + 60)) "$B/dsa-oracle" fuzz --impl "$impl" --seed 20261201 --seconds "$FUZZ_SECONDS" --quiet \
     --out "$OUT/logs/fuzz_$impl.jsonl" >"$OUT/logs/fuzz_$impl.log" 2>&1
   note "fuzz $impl (seed 20261201, ${FUZZ_SECONDS}s): exit $? $(tail -3 "$OUT/logs/fuzz_$impl.log" | tr '\n' ' ')"
+  "$B/dsa-oracle" check --help 2>&1 | grep -q -- --impl || { note "check --impl: not in this build"; continue; }
   for set in data/golden/*/*/; do
     [ -f "$set/manifest.json" ] || continue
-    "$B/dsa-oracle" check --impl "$impl" --golden "$set" --quiet >"$OUT/logs/check_${impl}_$(basename "$(dirname "$set")")_$(basename "$set").log" 2>&1
+    timeout 120 "$B/dsa-oracle" check --impl "$impl" --golden "$set" --quiet >"$OUT/logs/check_${impl}_$(basename "$(dirname "$set")")_$(basename "$set").log" 2>&1
     note "check --impl $impl $set: exit $?"
   done
 done
 
 # 5. Speed: ours, then DeepGEMM's in the same run.
-"$B/logits_speed" --json "$OUT/logs/ours.json" 2>&1 | tee "$OUT/logs/logits_speed.log"
+timeout "$T_SPEED" "$B/logits_speed" --json "$OUT/logs/ours.json" 2>&1 | tee "$OUT/logs/logits_speed.log"
+while kill -0 "$dg_pid" 2>/dev/null && [ $(( $(date +%s) - t0 )) -lt "$T_DEEPGEMM_BUILD" ]; do sleep 2; done
+if kill -0 "$dg_pid" 2>/dev/null; then kill "$dg_pid"; note "deepgemm build: stopped after ${T_DEEPGEMM_BUILD}s"; fi
 wait "$dg_pid"
 note "deepgemm build: exit $? ($(tail -1 "$OUT/logs/deepgemm-build.log"))"
-PYTHONPATH=$dg_dir${PYTHONPATH:+:$PYTHONPATH} python3 scripts/gpu/deepgemm_bench.py --json "$OUT/logs/deepgemm.json" \
+PYTHONUNBUFFERED=1 PYTHONPATH=$dg_dir${PYTHONPATH:+:$PYTHONPATH} timeout "$T_DEEPGEMM" python3 "$here/deepgemm_bench.py" --json "$OUT/logs/deepgemm.json" \
   2>&1 | tee "$OUT/logs/deepgemm_bench.log" | tail -20
-python3 scripts/gpu/speed_table.py "$OUT/logs/ours.json" "$OUT/logs/deepgemm.json" --md "$OUT/RESULTS.md" \
+python3 "$here/speed_table.py" "$OUT/logs/ours.json" "$OUT/logs/deepgemm.json" --md "$OUT/RESULTS.md" \
   --json "$OUT/results.json" --meta "commit=$(head -1 "$B/COMMIT")" --meta "driver_smi=$driver" \
   --meta "date=$(date -u +%F)" >/dev/null 2>&1 || note "FAIL: speed table"
 if [ ! -f "$dg_built" ] && [ -d "$dg_dir/deep_gemm" ]; then
-  tar -C "$work" -cJf "$OUT/deepgemm-built.tar.xz" --exclude='DeepGEMM/third-party' --exclude='DeepGEMM/build' \
+  tar -C "$work" -I 'xz -T0 -1' -cf "$OUT/deepgemm-built.tar.xz" --exclude='DeepGEMM/third-party' --exclude='DeepGEMM/build' \
     DeepGEMM dg-jit 2>/dev/null
 fi
 command -v cuobjdump >/dev/null && cuobjdump -sass "$B/logits_speed" 2>/dev/null | xz >"$OUT/logs/sass.txt.xz"

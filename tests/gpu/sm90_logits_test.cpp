@@ -73,6 +73,17 @@ Logits poisoned(int64_t rows, int64_t width) {
 
 const Profile& kernel_profile(Sm90Variant v) { return find_profile(cuda::profile_of(v)); }
 
+// The verdict's counts and first mismatches, values and bits, for the log of a GPU run.
+std::string describe(const oracle::LogitsVerdict& v) {
+  std::string s = std::to_string(v.mismatches) + " mismatches of " + std::to_string(v.entries_compared) + " in " +
+                  std::to_string(v.rows_with_mismatch) + " rows";
+  for (const auto& m : v.first_mismatches)
+    s += "; [" + std::to_string(m.row) + "][" + std::to_string(m.col) + "] got " + std::to_string(m.actual) + " (bits " +
+         std::to_string(oracle::float_bits(m.actual)) + ") want " + std::to_string(m.expected) + " (" +
+         std::to_string(oracle::float_bits(m.expected)) + ")";
+  return s;
+}
+
 class Sm90Decode : public ::testing::TestWithParam<Shape> {};
 
 TEST_P(Sm90Decode, DenseEqualsProfileBitForBitAndWritesEveryEntry) {
@@ -89,11 +100,7 @@ TEST_P(Sm90Decode, DenseEqualsProfileBitForBitAndWritesEveryEntry) {
     options.poison_bits = oracle::kPoisonF32Bits;
     const auto lens = visible_lens(p);
     const auto verdict = oracle::check_logits(actual, expected, lens, options);
-    EXPECT_TRUE(verdict.passed) << verdict.mismatches << " mismatches of " << verdict.entries_compared
-                                << (verdict.first_mismatches.empty()
-                                        ? std::string()
-                                        : ", first at row " + std::to_string(verdict.first_mismatches[0].row) +
-                                              " col " + std::to_string(verdict.first_mismatches[0].col));
+    EXPECT_TRUE(verdict.passed) << "seed " << seed << ": " << describe(verdict);
   }
 }
 
@@ -177,7 +184,7 @@ TEST(Sm90Prefill, EqualsProfileBitForBit) {
       oracle::LogitsCheckOptions options;
       options.poison_bits = oracle::kPoisonF32Bits;
       const auto verdict = oracle::check_logits(actual, expected, windows, options);
-      EXPECT_TRUE(verdict.passed) << "H " << h << ": " << verdict.mismatches << " mismatches";
+      EXPECT_TRUE(verdict.passed) << "H " << h << ": " << describe(verdict);
     }
 }
 

@@ -11,6 +11,8 @@
 #include <cuda.h>
 #include <cstdint>
 
+#include "dsa/common/hd.hpp"
+
 namespace dsa::cuda::kernels {
 
 enum class LogitsMode : int32_t { paged = 0, compact = 1, prefill = 2 };
@@ -49,8 +51,35 @@ struct LogitsParams {
   int64_t out_stride = 0;
 };
 
+inline constexpr int kMathWarpgroups = 3;
+inline constexpr int kLogitsThreads = 128 * (kMathWarpgroups + 1);
+inline constexpr int kUnit = 64;            // entries per unit (the wgmma M)
+inline constexpr int kMaxBlocksPerUnit = 8;  // candidate blocks of 8 entries or more
+
+// Shared-memory layout of one block, the same on host (sizing) and device (carving).
+struct LogitsSmem {
+  uint32_t q_bytes, w_bytes, tile_bytes, stages;
+  uint32_t tile_offset, w_offset, scale_offset, meta_offset, barrier_offset, total;
+
+  DSA_HD uint32_t q_offset(uint32_t slot) const { return slot * q_bytes; }
+  DSA_HD uint32_t w_offset_of(uint32_t slot) const { return w_offset + slot * w_bytes; }
+  DSA_HD LogitsSmem(int heads, int head_dim, int group_rows, int num_stages) {
+    q_bytes = uint32_t(group_rows * heads * head_dim);
+    w_bytes = (uint32_t(group_rows * heads * 4) + 127u) & ~127u;
+    tile_bytes = uint32_t(kUnit * head_dim);
+    stages = uint32_t(num_stages);
+    uint32_t at = 2 * q_bytes;                    // Q buffers 0 and 1 first
+    tile_offset = at, at += stages * tile_bytes;  // every tile 1024-aligned: q_bytes and tile_bytes are
+    w_offset = at, at += 2 * w_bytes;             // multiples of 1024
+    scale_offset = at, at += stages * kUnit * 4;
+    meta_offset = at, at += stages * kMaxBlocksPerUnit * 4;
+    barrier_offset = at, at += (4 + 2 * stages) * 8;
+    total = at + 1024;  // slack for aligning the base to 1024
+  }
+};
+
 // L_r of SPEC 4/5 for row j of request b (reference/src/problem.cpp's visible_len).
-__host__ __device__ inline int32_t visible_len(const LogitsParams& p, int32_t b, int32_t j) {
+DSA_HD inline int32_t visible_len(const LogitsParams& p, int32_t b, int32_t j) {
   int64_t tokens;
   const bool padded = p.decode_lens != nullptr && j >= p.decode_lens[b];
   if (p.seq_lens_2d) return padded ? 0 : p.seq_lens[int64_t(b) * p.next_n + j];
