@@ -54,12 +54,11 @@ DecodeProblem draw_step(const Shape& s, uint64_t seed) {
   c.seq_lens = {int32_t(1 + rng.uniform_int(0, 63)), 64 * 5 + s.next_n, int32_t(700 + rng.uniform_int(0, 300))};
   DecodeProblem p = make_decode_problem(c, rng);
   if (s.two_d) {
-    // 2-D lengths as given per row, not rising within a request, at most the pages the table holds.
+    // 2-D lengths as given per row, not rising within a request, within the entries the cache holds.
     p.seq_lens_2d = true;
     std::vector<int32_t> lens;
     for (int32_t b = 0; b < p.batch; ++b)
-      for (int32_t j = 0; j < p.next_n; ++j)
-        lens.push_back(int32_t(rng.uniform_int(0, std::min<int64_t>(p.logits_width, int64_t(p.max_pages) * 64))));
+      for (int32_t j = 0; j < p.next_n; ++j) lens.push_back(int32_t(rng.uniform_int(0, c.seq_lens[size_t(b)])));
     p.seq_lens = lens;
   }
   return p;

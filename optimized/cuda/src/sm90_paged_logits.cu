@@ -38,13 +38,13 @@ LogitsParams decode_params(const DeviceDecodeStep& s, int32_t group_rows, int32_
   const int64_t rows = int64_t(s.batch) * s.next_n;
   const auto swizzle = s.head_dim == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
   const uint64_t page_bytes = uint64_t(s.block_size) * uint64_t(s.head_dim + 4);
-  p.q_map = encode_tensor_map(CU_TENSOR_MAP_DATA_TYPE_UINT8, s.q, {uint64_t(s.head_dim), uint64_t(rows * s.heads)},
+  p.q_map = encode_tensor_map("q", CU_TENSOR_MAP_DATA_TYPE_UINT8, s.q, {uint64_t(s.head_dim), uint64_t(rows * s.heads)},
                               {uint64_t(s.head_dim)}, {uint32_t(s.head_dim), uint32_t(group_rows * s.heads)}, swizzle);
-  p.w_map = encode_tensor_map(CU_TENSOR_MAP_DATA_TYPE_FLOAT32, s.weights, {uint64_t(s.heads), uint64_t(rows)},
+  p.w_map = encode_tensor_map("weights", CU_TENSOR_MAP_DATA_TYPE_FLOAT32, s.weights, {uint64_t(s.heads), uint64_t(rows)},
                               {uint64_t(s.heads) * 4}, {uint32_t(s.heads), uint32_t(group_rows)},
                               CU_TENSOR_MAP_SWIZZLE_NONE);
   if (s.num_pages > 0)
-    p.k_map = encode_tensor_map(CU_TENSOR_MAP_DATA_TYPE_UINT8, s.cache,
+    p.k_map = encode_tensor_map("K cache", CU_TENSOR_MAP_DATA_TYPE_UINT8, s.cache,
                                 {uint64_t(s.head_dim), uint64_t(s.block_size), uint64_t(s.num_pages)},
                                 {uint64_t(s.head_dim), page_bytes}, {uint32_t(s.head_dim), uint32_t(block), 1u}, swizzle);
   p.group_rows = group_rows;

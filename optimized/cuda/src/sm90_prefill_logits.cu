@@ -55,16 +55,17 @@ void sm90_prefill_logits(const DevicePrefill& f, Sm90Variant variant, const int3
   check_prefill(f);
   LogitsParams p = lengths(f);
   const auto swizzle = f.head_dim == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
-  p.q_map = encode_tensor_map(CU_TENSOR_MAP_DATA_TYPE_UINT8, f.q,
+  p.q_map = encode_tensor_map("q", CU_TENSOR_MAP_DATA_TYPE_UINT8, f.q,
                               {uint64_t(f.head_dim), uint64_t(f.rows) * uint64_t(f.heads)}, {uint64_t(f.head_dim)},
                               {uint32_t(f.head_dim), uint32_t(p.group_rows * f.heads)}, swizzle);
-  p.w_map = encode_tensor_map(CU_TENSOR_MAP_DATA_TYPE_FLOAT32, f.weights, {uint64_t(f.heads), uint64_t(f.rows)},
+  p.w_map = encode_tensor_map("weights", CU_TENSOR_MAP_DATA_TYPE_FLOAT32, f.weights, {uint64_t(f.heads), uint64_t(f.rows)},
                               {uint64_t(f.heads) * 4}, {uint32_t(f.heads), uint32_t(p.group_rows)},
                               CU_TENSOR_MAP_SWIZZLE_NONE);
-  p.k_map = encode_tensor_map(CU_TENSOR_MAP_DATA_TYPE_UINT8, f.k, {uint64_t(f.head_dim), uint64_t(f.num_k)},
+  p.k_map = encode_tensor_map("k", CU_TENSOR_MAP_DATA_TYPE_UINT8, f.k, {uint64_t(f.head_dim), uint64_t(f.num_k)},
                               {uint64_t(f.head_dim)}, {uint32_t(f.head_dim), 64u}, swizzle);
-  p.s_map = encode_tensor_map(CU_TENSOR_MAP_DATA_TYPE_FLOAT32, f.k_scales, {uint64_t(f.num_k)}, {}, {64u},
-                              CU_TENSOR_MAP_SWIZZLE_NONE);
+  // The scales as one row of a 2-D map (a rank-1 map was refused by the H200's driver).
+  p.s_map = encode_tensor_map("k_scales", CU_TENSOR_MAP_DATA_TYPE_FLOAT32, f.k_scales, {uint64_t(f.num_k), 1},
+                              {(uint64_t(f.num_k) * 4 + 15) / 16 * 16}, {64u, 1u}, CU_TENSOR_MAP_SWIZZLE_NONE);
   p.block = 64;
   p.unit_prefix = schedule;
   p.first_tile = schedule + p.num_segments + 1;

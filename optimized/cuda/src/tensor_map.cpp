@@ -25,7 +25,7 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_function() {
 
 }  // namespace
 
-CUtensorMap encode_tensor_map(CUtensorMapDataType type, const void* address, std::initializer_list<uint64_t> dims,
+CUtensorMap encode_tensor_map(const char* what, CUtensorMapDataType type, const void* address, std::initializer_list<uint64_t> dims,
                               std::initializer_list<uint64_t> strides, std::initializer_list<uint32_t> box,
                               CUtensorMapSwizzle swizzle) {
   CUtensorMap map{};
@@ -34,7 +34,12 @@ CUtensorMap encode_tensor_map(CUtensorMapDataType type, const void* address, std
   const CUresult r = encode_function()(&map, type, cuuint32_t(d.size()), const_cast<void*>(address), d.data(),
                                        s.empty() ? nullptr : s.data(), b.data(), e.data(), CU_TENSOR_MAP_INTERLEAVE_NONE,
                                        swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS) throw CudaError("cuTensorMapEncodeTiled failed with CUresult " + std::to_string(int(r)));
+  if (r != CUDA_SUCCESS) {
+    std::string shape;
+    for (size_t i = 0; i < d.size(); ++i) shape += (i ? " x " : "") + std::to_string(d[i]);
+    throw CudaError(std::string("cuTensorMapEncodeTiled (") + what + ", dims " + shape + ") failed with CUresult " +
+                    std::to_string(int(r)));
+  }
   return map;
 }
 

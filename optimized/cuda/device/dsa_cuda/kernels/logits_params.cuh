@@ -21,7 +21,7 @@ struct LogitsParams {
   CUtensorMap q_map;  // 2-D (D, rows * H) fp8, box (D, group_rows * H), swizzled rows of D bytes
   CUtensorMap w_map;  // 2-D (H, rows) fp32, box (H, group_rows)
   CUtensorMap k_map;  // paged/compact: 3-D (D, 64, pages) box (D, block, 1); prefill: 2-D (D, N) box (D, 64)
-  CUtensorMap s_map;  // prefill: 1-D (N) fp32 box 64 (paged/compact copy a page's scales in bulk from `cache`)
+  CUtensorMap s_map;  // prefill: 2-D (N, 1) fp32 box (64, 1) (paged/compact copy a page's scales in bulk from `cache`)
 
   int32_t num_segments = 0;
   int32_t group_rows = 1;           // G: query rows per segment
@@ -55,11 +55,12 @@ inline constexpr int kMathWarpgroups = 3;
 inline constexpr int kLogitsThreads = 128 * (kMathWarpgroups + 1);
 inline constexpr int kUnit = 64;            // entries per unit (the wgmma M)
 inline constexpr int kMaxBlocksPerUnit = 8;  // candidate blocks of 8 entries or more
+inline constexpr int kMaxRows = 8;           // query rows per segment (next_n * H <= 256, prefill groups)
 
 // Shared-memory layout of one block, the same on host (sizing) and device (carving).
 struct LogitsSmem {
   uint32_t q_bytes, w_bytes, tile_bytes, stages;
-  uint32_t tile_offset, w_offset, scale_offset, meta_offset, barrier_offset, total;
+  uint32_t tile_offset, w_offset, scale_offset, meta_offset, bounds_offset, barrier_offset, total;
 
   DSA_HD uint32_t q_offset(uint32_t slot) const { return slot * q_bytes; }
   DSA_HD uint32_t w_offset_of(uint32_t slot) const { return w_offset + slot * w_bytes; }
@@ -73,6 +74,7 @@ struct LogitsSmem {
     w_offset = at, at += 2 * w_bytes;             // multiples of 1024
     scale_offset = at, at += stages * kUnit * 4;
     meta_offset = at, at += stages * kMaxBlocksPerUnit * 4;
+    bounds_offset = at, at += kMathWarpgroups * 2 * 2 * kMaxRows * 4;  // per math warpgroup, 2 buffers of [lo, hi)
     barrier_offset = at, at += (4 + 2 * stages) * 8;
     total = at + 1024;  // slack for aligning the base to 1024
   }

@@ -138,7 +138,7 @@ __global__ void __launch_bounds__(kLogitsThreads, 1) sm90_logits_kernel(const __
             float* tile_scales = scales + stage * kUnit + my_block * p.block;
             if constexpr (kMode == LogitsMode::prefill) {
               ptx::tma_load_2d_hint(tile, &p.k_map, &full[stage], 0, c1, policy);
-              ptx::tma_load_1d(tile_scales, &p.s_map, &full[stage], c1);
+              ptx::tma_load_2d(tile_scales, &p.s_map, &full[stage], c1, 0);
             } else {
               // The scales of a page follow its values (block-flat): one plain bulk copy of the block's.
               ptx::tma_load_3d_hint(tile, &p.k_map, &full[stage], 0, c1, c2, policy);
@@ -155,15 +155,65 @@ __global__ void __launch_bounds__(kLogitsThreads, 1) sm90_logits_kernel(const __
     return;
   }
 
-  // Math warpgroups.
+  // Math warpgroups. Each takes its units two at a time (the standard variant): both units' wgmma
+  // chains issue back to back before one wait, and their two head sums give the scheduler twice the
+  // independent work, so the tensor-core latency and the epilogue's dependency chains overlap.
   const uint32_t quad_lane = lane % 4;
   const int32_t token0 = int32_t(warp * 16 + lane / 4), token1 = token0 + 8;
+  int32_t* row_bounds = reinterpret_cast<int32_t*>(smem + layout.bounds_offset) + warpgroup * 2 * 2 * kMaxRows;
+  constexpr int32_t kUnitsPerStep = kAccurate ? 1 : 2;
+
+  struct Unit {
+    const uint8_t* tile;
+    float scale0, scale1;
+    int32_t pos0, pos1, first, k;
+    uint32_t stage;
+  };
+  const int32_t walk_begin = scheduler::SegmentWalk(p).begin;
+  const auto open = [&](int32_t local, int32_t seg_first) {
+    Unit x;
+    x.k = walk_begin + local - seg_first;
+    x.stage = uint32_t(local) % S;
+    ptx::mbar_wait(&full[x.stage], (uint32_t(local) / S) & 1);
+    x.tile = smem + layout.tile_offset + x.stage * layout.tile_bytes;
+    x.scale0 = scales[x.stage * kUnit + token0];
+    x.scale1 = scales[x.stage * kUnit + token1];
+    const int32_t base0 = block_pos[x.stage * kMaxBlocksPerUnit + token0 / p.block];
+    const int32_t base1 = block_pos[x.stage * kMaxBlocksPerUnit + token1 / p.block];
+    x.pos0 = base0 < 0 ? -1 : base0 + token0 % p.block;
+    x.pos1 = base1 < 0 ? -1 : base1 + token1 % p.block;
+    x.first = block_pos[x.stage * kMaxBlocksPerUnit];
+    return x;
+  };
+  // Whether a unit holds entries of the window [lo, hi) (compact units are not contiguous: always).
+  const auto sees = [&](const Unit& x, int32_t lo, int32_t hi) {
+    if constexpr (kMode == LogitsMode::compact) return true;
+    return x.first < hi && x.first + kUnit > lo;
+  };
+  const auto chain = [&](const Unit& x, const uint8_t* q_rows, float (&acc)[kAccum]) {
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s)
+      Mma::mma(layout::kmajor_descriptor<kHeadDim>(x.tile, s * 32), layout::kmajor_descriptor<kHeadDim>(q_rows, s * 32),
+               acc, s > 0 ? 1u : 0u);
+  };
+  const auto finish = [&](const Unit& x, const float (&acc)[kAccum], const float* w_row, int32_t row, int32_t lo,
+                          int32_t hi) {
+    const float2 v = epilogue::sm90_head_sum<kHeads>(acc, w_row, quad_lane, x.scale0, x.scale1);
+    float* out_row = p.out + int64_t(row) * p.out_stride;
+    if constexpr (kMode == LogitsMode::compact) {
+      if (quad_lane == 0 && x.pos0 >= 0 && x.pos0 < hi) out_row[x.k * kUnit + token0] = v.x;
+      if (quad_lane == 1 && x.pos1 >= 0 && x.pos1 < hi) out_row[x.k * kUnit + token1] = v.y;
+    } else {
+      if (quad_lane == 0 && x.pos0 >= lo && x.pos0 < hi) out_row[x.pos0] = v.x;
+      if (quad_lane == 1 && x.pos1 >= lo && x.pos1 < hi) out_row[x.pos1] = v.y;
+    }
+  };
+
   scheduler::SegmentWalk walk(p);
   for (int32_t u = walk.begin; !walk.done(u); u = walk.last(), walk.next()) {
     const uint32_t slot = walk.ordinal & 1;
     const int32_t seg = walk.segment;
     const int32_t seg_first = p.unit_prefix[seg];
-    // The segment's query rows: their first output row and, per row, the visible window [lo, hi).
     int32_t rows, out_row0;
     if constexpr (kMode == LogitsMode::paged) {
       rows = p.next_n, out_row0 = seg * p.next_n;
@@ -172,75 +222,83 @@ __global__ void __launch_bounds__(kLogitsThreads, 1) sm90_logits_kernel(const __
     } else {
       out_row0 = seg * p.group_rows, rows = min(p.group_rows, p.query_rows - out_row0);
     }
+    // The rows' windows [lo, hi), once per segment (double-buffered by the segment's parity: the
+    // barrier of segment s + 1 orders every read of segment s before the writes of segment s + 2).
+    int32_t* bounds = row_bounds + slot * 2 * kMaxRows;
+    const int32_t me = int32_t(threadIdx.x % 128);
+    if (me < rows) {
+      const int32_t row = out_row0 + me;
+      if constexpr (kMode == LogitsMode::prefill) {
+        bounds[2 * me] = p.ks[row], bounds[2 * me + 1] = p.ke[row];
+      } else {
+        bounds[2 * me] = 0, bounds[2 * me + 1] = visible_len(p, row / p.next_n, row % p.next_n);
+      }
+    }
+    ptx::named_barrier(1 + warpgroup, 128);
     ptx::mbar_wait(&q_full[slot], (walk.ordinal >> 1) & 1);
     const uint8_t* q_tile = smem + layout.q_offset(slot);
     const float* w_tile = reinterpret_cast<const float*>(smem + layout.w_offset_of(slot));
 
     const int32_t last = walk.last();
-    // This warpgroup's first unit of the segment (local numbering i = u - begin, i % groups == me).
     int32_t first_local = u - walk.begin;
     first_local += (int32_t(warpgroup) - first_local % kMathWarpgroups + kMathWarpgroups) % kMathWarpgroups;
-    for (int32_t local = first_local; walk.begin + local < last; local += kMathWarpgroups) {
-      const int32_t k = walk.begin + local - seg_first;
-      const uint32_t stage = uint32_t(local) % S, phase = (uint32_t(local) / S) & 1;
-      ptx::mbar_wait(&full[stage], phase);
-      const uint8_t* tile = smem + layout.tile_offset + stage * layout.tile_bytes;
-      const float scale0 = scales[stage * kUnit + token0], scale1 = scales[stage * kUnit + token1];
-      const int32_t base0 = block_pos[stage * kMaxBlocksPerUnit + token0 / p.block];
-      const int32_t base1 = block_pos[stage * kMaxBlocksPerUnit + token1 / p.block];
-      const int32_t pos0 = base0 < 0 ? -1 : base0 + token0 % p.block;
-      const int32_t pos1 = base1 < 0 ? -1 : base1 + token1 % p.block;
+    for (int32_t local = first_local; walk.begin + local < last; local += kUnitsPerStep * kMathWarpgroups) {
+      const bool pair = kUnitsPerStep == 2 && walk.begin + local + kMathWarpgroups < last;
+      const Unit a = open(local, seg_first);
+      const Unit b = pair ? open(local + kMathWarpgroups, seg_first) : a;
       for (int32_t j = 0; j < rows; ++j) {
-        const int32_t row = out_row0 + j;
-        int32_t lo = 0, hi;
-        if constexpr (kMode == LogitsMode::prefill) {
-          lo = p.ks[row], hi = p.ke[row];
-        } else {
-          hi = visible_len(p, row / p.next_n, row % p.next_n);
-        }
-        // The unit's entries lie in [first, first + 64) (paged, prefill): skip rows that see none.
-        if constexpr (kMode != LogitsMode::compact) {
-          const int32_t first = block_pos[stage * kMaxBlocksPerUnit];
-          if (first >= hi || first + kUnit <= lo) continue;
-        }
-        float acc[kAccum];
+        const int32_t lo = bounds[2 * j], hi = bounds[2 * j + 1];
+        const bool run_a = sees(a, lo, hi), run_b = pair && sees(b, lo, hi);
+        if (!run_a && !run_b) continue;
         const uint8_t* q_rows = q_tile + j * kHeads * kHeadDim;
+        const float* w_row = w_tile + j * kHeads;
+        float acc0[kAccum], acc1[kAccum];
         if constexpr (!kAccurate) {
-          mma::fence_operands(acc);
+          mma::fence_operands(acc0);
+          mma::fence_operands(acc1);
           mma::wgmma_fence();
-#pragma unroll
-          for (int s = 0; s < kSteps; ++s)
-            Mma::mma(layout::kmajor_descriptor<kHeadDim>(tile, s * 32),
-                     layout::kmajor_descriptor<kHeadDim>(q_rows, s * 32), acc, s > 0 ? 1u : 0u);
+          // Both chains issue unconditionally (a wgmma under a branch is serialised by ptxas, C7520);
+          // without a pair b is a, and the second result is not used.
+          chain(a, q_rows, acc0);
+          chain(b, q_rows, acc1);
           mma::wgmma_commit();
           mma::wgmma_wait<0>();
-          mma::fence_operands(acc);
+          mma::fence_operands(acc0);
+          mma::fence_operands(acc1);
+          if (run_a) finish(a, acc0, w_row, out_row0 + j, lo, hi);
+          if (run_b) finish(b, acc1, w_row, out_row0 + j, lo, hi);
         } else {
-          float step[kAccum];
+          // One unit; each k32 step from zero into one of two buffers, so that the fp32 add of step s
+          // overlaps the wgmma of step s + 1.
+          float step0[kAccum], step1[kAccum];
+          const auto issue = [&](int s, float(&buffer)[kAccum]) {
+            mma::fence_operands(buffer);
+            mma::wgmma_fence();
+            Mma::mma(layout::kmajor_descriptor<kHeadDim>(a.tile, s * 32),
+                     layout::kmajor_descriptor<kHeadDim>(q_rows, s * 32), buffer, 0u);
+            mma::wgmma_commit();
+          };
+          issue(0, step0);
 #pragma unroll
           for (int s = 0; s < kSteps; ++s) {
-            mma::fence_operands(step);
-            mma::wgmma_fence();
-            Mma::mma(layout::kmajor_descriptor<kHeadDim>(tile, s * 32),
-                     layout::kmajor_descriptor<kHeadDim>(q_rows, s * 32), step, 0u);
-            mma::wgmma_commit();
-            mma::wgmma_wait<0>();
-            mma::fence_operands(step);
+            if (s + 1 < kSteps) {
+              if (s % 2 == 0) issue(s + 1, step1); else issue(s + 1, step0);
+              mma::wgmma_wait<1>();
+            } else {
+              mma::wgmma_wait<0>();
+            }
+            const auto add = [&](float(&done)[kAccum]) {
+              mma::fence_operands(done);
 #pragma unroll
-            for (int i = 0; i < kAccum; ++i) acc[i] = s == 0 ? step[i] : __fadd_rn(acc[i], step[i]);
+              for (int i = 0; i < kAccum; ++i) acc0[i] = s == 0 ? done[i] : __fadd_rn(acc0[i], done[i]);
+            };
+            if (s % 2 == 0) add(step0); else add(step1);
           }
-        }
-        const float2 v = epilogue::sm90_head_sum<kHeads>(acc, w_tile + j * kHeads, quad_lane, scale0, scale1);
-        float* out_row = p.out + int64_t(row) * p.out_stride;
-        if constexpr (kMode == LogitsMode::compact) {
-          if (quad_lane == 0 && pos0 >= 0 && pos0 < hi) out_row[k * kUnit + token0] = v.x;
-          if (quad_lane == 1 && pos1 >= 0 && pos1 < hi) out_row[k * kUnit + token1] = v.y;
-        } else {
-          if (quad_lane == 0 && pos0 >= lo && pos0 < hi) out_row[pos0] = v.x;
-          if (quad_lane == 1 && pos1 >= lo && pos1 < hi) out_row[pos1] = v.y;
+          finish(a, acc0, w_row, out_row0 + j, lo, hi);
         }
       }
-      ptx::mbar_arrive(&empty[stage]);
+      ptx::mbar_arrive(&empty[a.stage]);
+      if (pair) ptx::mbar_arrive(&empty[b.stage]);
     }
     ptx::mbar_arrive(&q_empty[slot]);
   }
