@@ -48,26 +48,39 @@ inline int32_t ring_stages(const DeviceInfo& d, int32_t heads, int32_t head_dim,
   return 0;
 }
 
-template <int kHeads, int kHeadDim, bool kAccurate, LogitsMode kMode>
+template <int kHeads, int kHeadDim, bool kAccurate, LogitsMode kMode, bool kRowPairs>
 void launch_kernel(const LogitsParams& p, const DeviceInfo& d, cudaStream_t stream) {
-  const auto kernel = kernels::sm90_logits_kernel<kHeads, kHeadDim, kAccurate, kMode>;
+  const auto kernel = kernels::sm90_logits_kernel<kHeads, kHeadDim, kAccurate, kMode, kRowPairs>;
   const uint32_t smem = kernels::LogitsSmem(kHeads, kHeadDim, p.group_rows, p.stages).total;
   DSA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   kernel<<<d.sm_count, kernels::kLogitsThreads, smem, stream>>>(p);
   DSA_CUDA_CHECK(cudaGetLastError());
 }
 
+// The instantiations each mode uses: the standard variant chains two rows per wgmma (N = 2H) where a
+// segment has several rows (decode with next_n >= 2, prefill groups), else two units per step.
+template <int kHeads, int kHeadDim, LogitsMode kMode>
+void launch_variant(const LogitsParams& p, bool accurate, const DeviceInfo& d, cudaStream_t stream) {
+  if (accurate) return launch_kernel<kHeads, kHeadDim, true, kMode, false>(p, d, stream);
+  if constexpr (kMode == LogitsMode::compact) {
+    launch_kernel<kHeads, kHeadDim, false, kMode, false>(p, d, stream);
+  } else if constexpr (kMode == LogitsMode::prefill) {
+    launch_kernel<kHeads, kHeadDim, false, kMode, true>(p, d, stream);
+  } else if (p.next_n >= 2) {
+    launch_kernel<kHeads, kHeadDim, false, kMode, true>(p, d, stream);
+  } else {
+    launch_kernel<kHeads, kHeadDim, false, kMode, false>(p, d, stream);
+  }
+}
+
 template <LogitsMode kMode>
 void dispatch(const LogitsParams& p, int32_t heads, int32_t head_dim, Sm90Variant variant, const DeviceInfo& d,
               cudaStream_t stream) {
   const bool a = variant == Sm90Variant::accurate;
-  if (heads == 64 && head_dim == 128) a ? launch_kernel<64, 128, true, kMode>(p, d, stream)
-                                        : launch_kernel<64, 128, false, kMode>(p, d, stream);
-  else if (heads == 64) a ? launch_kernel<64, 64, true, kMode>(p, d, stream)
-                          : launch_kernel<64, 64, false, kMode>(p, d, stream);
-  else if (head_dim == 128) a ? launch_kernel<32, 128, true, kMode>(p, d, stream)
-                              : launch_kernel<32, 128, false, kMode>(p, d, stream);
-  else a ? launch_kernel<32, 64, true, kMode>(p, d, stream) : launch_kernel<32, 64, false, kMode>(p, d, stream);
+  if (heads == 64 && head_dim == 128) launch_variant<64, 128, kMode>(p, a, d, stream);
+  else if (heads == 64) launch_variant<64, 64, kMode>(p, a, d, stream);
+  else if (head_dim == 128) launch_variant<32, 128, kMode>(p, a, d, stream);
+  else launch_variant<32, 64, kMode>(p, a, d, stream);
 }
 
 template <LogitsMode kMode>

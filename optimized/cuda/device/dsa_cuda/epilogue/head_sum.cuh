@@ -13,11 +13,12 @@ namespace dsa::cuda::epilogue {
 // relu as fmaxf: a NaN dot product gives 0 (the profiles' relu_propagates_nan = false).
 __device__ __forceinline__ float relu(float x) { return fmaxf(x, 0.0f); }
 
-// acc: one row's accumulator (layout of mma/wgmma_e4m3.cuh); w: that row's H weights in shared
+// acc: one row's kHeads / 2 accumulator registers (layout of mma/wgmma_e4m3.cuh; indexed with
+// constants only, so they stay registers); w: that row's H weights in shared
 // memory; scale0 / scale1: the K scales of the thread's two tokens. Returns the two logits, the
 // same in every lane of the quad.
 template <int kHeads>
-__device__ __forceinline__ float2 sm90_head_sum(const float (&acc)[kHeads / 2], const float* w, uint32_t quad_lane,
+__device__ __forceinline__ float2 sm90_head_sum(const float* acc, const float* w, uint32_t quad_lane,
                                                 float scale0, float scale1) {
   static_assert(kHeads % 16 == 0, "at least two groups of 8 heads");
   constexpr int kGroups = kHeads / 8;

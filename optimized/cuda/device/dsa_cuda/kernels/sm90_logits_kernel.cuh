@@ -26,11 +26,16 @@
 
 namespace dsa::cuda::kernels {
 
-template <int kHeads, int kHeadDim, bool kAccurate, LogitsMode kMode>
+// kRowPairs: two query rows per chain (wgmma N = 2H, the standard variant with several rows per
+// segment): the K tile is read once for both rows, one unit per step; otherwise N = H and two units
+// per step (one unit for the accurate variant, whose promotion needs a second accumulator set).
+template <int kHeads, int kHeadDim, bool kAccurate, LogitsMode kMode, bool kRowPairs>
 __global__ void __launch_bounds__(kLogitsThreads, 1) sm90_logits_kernel(const __grid_constant__ LogitsParams p) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using Mma = mma::Wgmma<kHeads>;
+  static_assert(!(kRowPairs && kAccurate), "row pairs are a standard-variant layout");
+  using Mma = mma::Wgmma<(kRowPairs ? 2 : 1) * kHeads>;
   constexpr int kAccum = Mma::kAccum;
+  constexpr int kRowAccum = kHeads / 2;  // one row's registers
   constexpr int kSteps = kHeadDim / 32;
 
   extern __shared__ uint8_t smem_raw[];
@@ -161,7 +166,8 @@ __global__ void __launch_bounds__(kLogitsThreads, 1) sm90_logits_kernel(const __
   const uint32_t quad_lane = lane % 4;
   const int32_t token0 = int32_t(warp * 16 + lane / 4), token1 = token0 + 8;
   int32_t* row_bounds = reinterpret_cast<int32_t*>(smem + layout.bounds_offset) + warpgroup * 2 * 2 * kMaxRows;
-  constexpr int32_t kUnitsPerStep = kAccurate ? 1 : 2;
+  constexpr int32_t kUnitsPerStep = (kAccurate || kRowPairs) ? 1 : 2;
+  constexpr int32_t kRowStep = kRowPairs ? 2 : 1;
 
   struct Unit {
     const uint8_t* tile;
@@ -196,8 +202,7 @@ __global__ void __launch_bounds__(kLogitsThreads, 1) sm90_logits_kernel(const __
       Mma::mma(layout::kmajor_descriptor<kHeadDim>(x.tile, s * 32), layout::kmajor_descriptor<kHeadDim>(q_rows, s * 32),
                acc, s > 0 ? 1u : 0u);
   };
-  const auto finish = [&](const Unit& x, const float (&acc)[kAccum], const float* w_row, int32_t row, int32_t lo,
-                          int32_t hi) {
+  const auto finish = [&](const Unit& x, const float* acc, const float* w_row, int32_t row, int32_t lo, int32_t hi) {
     const float2 v = epilogue::sm90_head_sum<kHeads>(acc, w_row, quad_lane, x.scale0, x.scale1);
     float* out_row = p.out + int64_t(row) * p.out_stride;
     if constexpr (kMode == LogitsMode::compact) {
@@ -246,14 +251,26 @@ __global__ void __launch_bounds__(kLogitsThreads, 1) sm90_logits_kernel(const __
       const bool pair = kUnitsPerStep == 2 && walk.begin + local + kMathWarpgroups < last;
       const Unit a = open(local, seg_first);
       const Unit b = pair ? open(local + kMathWarpgroups, seg_first) : a;
-      for (int32_t j = 0; j < rows; ++j) {
+      for (int32_t j = 0; j < rows; j += kRowStep) {
         const int32_t lo = bounds[2 * j], hi = bounds[2 * j + 1];
-        const bool run_a = sees(a, lo, hi), run_b = pair && sees(b, lo, hi);
+        const bool second_row = kRowPairs && j + 1 < rows;
+        const int32_t lo1 = second_row ? bounds[2 * j + 2] : 0, hi1 = second_row ? bounds[2 * j + 3] : 0;
+        const bool run_a = sees(a, lo, hi) || (second_row && sees(a, lo1, hi1)), run_b = pair && sees(b, lo, hi);
         if (!run_a && !run_b) continue;
         const uint8_t* q_rows = q_tile + j * kHeads * kHeadDim;
         const float* w_row = w_tile + j * kHeads;
         float acc0[kAccum], acc1[kAccum];
-        if constexpr (!kAccurate) {
+        if constexpr (kRowPairs) {
+          // N = 2H: rows j and j + 1 in one chain (row j + 1 of an odd count reads Q it does not use).
+          mma::fence_operands(acc0);
+          mma::wgmma_fence();
+          chain(a, q_rows, acc0);
+          mma::wgmma_commit();
+          mma::wgmma_wait<0>();
+          mma::fence_operands(acc0);
+          if (sees(a, lo, hi)) finish(a, acc0, w_row, out_row0 + j, lo, hi);
+          if (second_row && sees(a, lo1, hi1)) finish(a, acc0 + kRowAccum, w_row + kHeads, out_row0 + j + 1, lo1, hi1);
+        } else if constexpr (!kAccurate) {
           mma::fence_operands(acc0);
           mma::fence_operands(acc1);
           mma::wgmma_fence();
