@@ -180,7 +180,7 @@ std::vector<std::vector<float>> prefill_logits_at(const PrefillProblem& p, const
     const detail::KTile tile{p.element, p.head_dim, int64_t(sorted.size()), codes.data(), scales.data(), nullptr};
     const detail::QueryRows q{p.element, 1, p.heads, p.head_dim, p.q.data() + size_t(row) * q_row_bytes, nullptr};
     std::vector<float> dots(size_t(p.heads) * tile.count), values(size_t(tile.count));
-    detail::head_dots(profile.mma, q, tile, dots.data(), nullptr);
+    detail::head_dots(profile, q, tile, dots.data(), nullptr);
     detail::reduce_row(program, profile, dots.data(), nullptr, tile.count, 0, p.heads,
                        p.weights.data() + size_t(row) * p.heads, tile.scales, tile.count, values.data(), nullptr);
     for (size_t i = 0; i < want.size(); ++i) {

@@ -178,8 +178,8 @@ TEST(Sm90Prefill, EqualsProfileBitForBit) {
       const Logits expected = prefill_logits(p, profile).logits;
       Logits actual = poisoned(p.rows, p.num_k);
       cuda::make_cuda_sm90_ops(v)->prefill_logits(p, profile, actual);
-      std::vector<oracle::RowWindow> windows;
-      for (int32_t r = 0; r < p.rows; ++r) windows.push_back({p.ks[size_t(r)], p.ke[size_t(r)]});
+      RowBounds windows;
+      for (int32_t r = 0; r < p.rows; ++r) windows.start.push_back(p.ks[size_t(r)]), windows.end.push_back(p.ke[size_t(r)]);
       oracle::LogitsCheckOptions options;
       options.poison_bits = oracle::kPoisonF32Bits;
       const auto verdict = oracle::check_logits(actual, expected, windows, options);
