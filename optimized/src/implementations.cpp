@@ -7,6 +7,10 @@
 #include "dsa/optimized/compact_candidates.hpp"
 #include "dsa/optimized/persistent_topk.hpp"
 #include "dsa/optimized/radix_topk.hpp"
+#if defined(DSA_WITH_CUDA)
+#include "dsa/optimized/cuda/cuda_ops.hpp"
+#include "dsa/optimized/cuda/runtime.hpp"
+#endif
 
 namespace dsa::optimized {
 namespace {
@@ -52,11 +56,26 @@ std::vector<Implementation> build_table() {
                         Device::cpu,
                         ops({Op::compact_candidate_logits, Op::candidate_topk, Op::candidate_logits_top_k}),
                         [] { return make_cpu_compact_candidates(); }));
-  // GPU entries go here, each under its library's macro:
-  //   #if defined(DSA_WITH_CUDA)
-  //   table.push_back(entry("cuda_...", "...", Device::cuda, contract, [] { return cuda::make_...(); },
-  //                         cuda::device_present));
-  //   #endif
+  // GPU entries, each under its library's macro.
+#if defined(DSA_WITH_CUDA)
+  // The SM90 logits kernels (optimized/cuda, docs/cuda.md): wgmma on sm_90a, available on an H100/H200.
+  for (const cuda::Sm90Variant v : {cuda::Sm90Variant::standard, cuda::Sm90Variant::accurate}) {
+    Contract c = ops({Op::decode_logits, Op::compact_candidate_logits, Op::prefill_logits});
+    c.profile = std::string(cuda::profile_of(v));
+    c.cache_layouts = {CacheLayout::block_flat};
+    c.page_sizes = {64};
+    c.max_next_n = 4;  // next_n * H <= 256 (one copy of a request's Q)
+    c.heads = {32, 64};
+    c.head_dims = {64, 128};
+    const bool accurate = v == cuda::Sm90Variant::accurate;
+    table.push_back(entry(accurate ? "cuda_sm90_accurate" : "cuda_sm90",
+                          accurate ? "SM90 logits kernels (wgmma e4m3), each k32 step promoted to fp32: dense, compact, "
+                                     "prefill"
+                                   : "SM90 logits kernels (wgmma e4m3, DeepGEMM's order): dense paged (clean), compact "
+                                     "candidate, prefill",
+                          Device::cuda, c, [v] { return cuda::make_cuda_sm90_ops(v); }, cuda::sm90_available));
+  }
+#endif
   std::set<std::string> names;
   for (const Implementation& entry : table)
     if (!names.insert(entry.name).second) throw std::logic_error("implementation '" + entry.name + "' listed twice");
