@@ -43,7 +43,23 @@ void head_dots(const DecodeProblem& p, const Profile& profile, int64_t row, cons
         }
       return;
     }
-    mma::chain_dots(profile.mma, q, H, g.codes.data(), T, D, per_token.data());
+    if (profile.promotion == Promotion::none) {
+      mma::chain_dots(profile.mma, q, H, g.codes.data(), T, D, per_token.data());
+    } else {
+      // Promoted accumulation (a kernel adding each instruction's result into fp32 registers):
+      // every K-deep slice is a chain of one instruction from zero, the slices summed in order.
+      const int32_t K = mma::instruction_k(profile.mma);
+      std::vector<uint8_t> q_slice(size_t(H) * K), k_slice(size_t(T) * K);
+      std::vector<float> part(per_token.size());
+      for (int32_t s = 0; s < D / K; ++s) {
+        for (int32_t h = 0; h < H; ++h) std::copy_n(q + size_t(h) * D + size_t(s) * K, K, q_slice.data() + size_t(h) * K);
+        for (int64_t t = 0; t < T; ++t)
+          std::copy_n(g.codes.data() + size_t(t) * D + size_t(s) * K, K, k_slice.data() + size_t(t) * K);
+        mma::chain_dots(profile.mma, q_slice.data(), H, k_slice.data(), T, K, s == 0 ? per_token.data() : part.data());
+        if (s > 0)
+          for (size_t i = 0; i < per_token.size(); ++i) per_token[i] = per_token[i] + part[i];
+      }
+    }
   } else {
     mma::chain_dots_mxfp4(profile.mma, p.q.data() + size_t(row) * H * (D / 2),
                           p.q_block_scales.data() + size_t(row) * H * (D / 32), H, g.codes.data(),
