@@ -2,7 +2,9 @@
 // the exact tier (decode to double, one Eigen GEMM, round once to fp32: what
 // the reference's exact logits do). One thread, thread CPU time. Every model
 // run reports `vs_exact`, its rate over the exact tier's, both timed in the
-// same iterations (the bound: at least 0.2).
+// same iterations (the bound: at least 0.2). Block-scaled models run
+// chain_dots_mxfp4 on MXFP4 operands, against the same fp8 exact tier as a
+// baseline of the run.
 //
 //   cmake -S . -B build-rel -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake --build build-rel --target mma_bench
 //   build-rel/bench/mma_bench
@@ -10,9 +12,10 @@
 #include <benchmark/benchmark.h>
 
 #include <Eigen/Core>
-#include <ctime>
 #include <cmath>
 #include <cstdint>
+#include <ctime>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -59,6 +62,33 @@ const Inputs& inputs(Fp8Format f) {
   return f == Fp8Format::e4m3fn ? fn : fnuz;
 }
 
+// MXFP4 operands as the V4 indexer quantises them (normal values, per-32 ue8m0 scales).
+struct Mxfp4Inputs {
+  std::vector<uint8_t> q, q_scales, k, k_scales;
+};
+
+void mxfp4_rows(int64_t rows, uint64_t seed, std::vector<uint8_t>& packed, std::vector<uint8_t>& scales) {
+  Rng rng(seed);
+  packed.assign(size_t(rows) * kHeadDim / 2, 0);
+  scales.assign(size_t(rows) * kHeadDim / 32, 0);
+  std::vector<float> x(static_cast<size_t>(kHeadDim));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (auto& v : x) v = float(rng.normal());
+    quantize_mxfp4(x, std::span(packed).subspan(size_t(r) * kHeadDim / 2, kHeadDim / 2),
+                   std::span(scales).subspan(size_t(r) * kHeadDim / 32, kHeadDim / 32));
+  }
+}
+
+const Mxfp4Inputs& mxfp4_inputs() {
+  static const Mxfp4Inputs in = [] {
+    Mxfp4Inputs i;
+    mxfp4_rows(kHeads, 1, i.q, i.q_scales);
+    mxfp4_rows(kTokens, 2, i.k, i.k_scales);
+    return i;
+  }();
+  return in;
+}
+
 constexpr double kProducts = double(kHeads) * double(kTokens) * kHeadDim;
 
 // Thread CPU time: the rate per core even when the machine is shared.
@@ -91,12 +121,18 @@ void BM_exact_tier(benchmark::State& state) {
 
 // Each iteration times the exact tier and the model back to back, so that the
 // ratio holds even while other work slows the machine down.
-void BM_model(benchmark::State& state, mma::Model m) {
-  const Inputs& in = inputs(mma::operand_format(m));
+void BM_model(benchmark::State& state, mma::Model m, bool block_scaled) {
   std::vector<float> out(size_t(kTokens) * kHeads), exact_out(size_t(kTokens) * kHeads);
   double exact_seconds = 0, model_seconds = 0;
   auto model = [&] {
-    mma::chain_dots(m, in.q.data(), kHeads, in.k.data(), kTokens, kHeadDim, out.data());
+    if (block_scaled) {
+      const Mxfp4Inputs& in = mxfp4_inputs();
+      mma::chain_dots_mxfp4(m, in.q.data(), in.q_scales.data(), kHeads, in.k.data(), in.k_scales.data(), kTokens,
+                            kHeadDim, out.data());
+    } else {
+      const Inputs& in = inputs(mma::operand_format(m));
+      mma::chain_dots(m, in.q.data(), kHeads, in.k.data(), kTokens, kHeadDim, out.data());
+    }
     benchmark::DoNotOptimize(out.data());
   };
   for (auto _ : state) {
@@ -123,10 +159,17 @@ void BM_model(benchmark::State& state, mma::Model m) {
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   benchmark::RegisterBenchmark("exact_tier_eigen_gemm", BM_exact_tier)->Unit(benchmark::kMillisecond);
-  for (mma::Model m : mma::all_models())
-    benchmark::RegisterBenchmark(("chain_dots/" + std::string(mma::to_string(m))).c_str(), [m](benchmark::State& s) {
-      BM_model(s, m);
+  for (mma::Model m : mma::all_models()) {
+    const bool block_scaled = mma::operands(m) == mma::Operands::mxfp4;
+    const std::string name = (block_scaled ? "chain_dots_mxfp4/" : "chain_dots/") + std::string(mma::to_string(m));
+    benchmark::RegisterBenchmark(name.c_str(), [m, block_scaled](benchmark::State& s) {
+      BM_model(s, m, block_scaled);
     })->Unit(benchmark::kMillisecond);
+  }
+  // The exact tier of MXFP4 (exact block sums, 128-bit or 1024-bit combination).
+  benchmark::RegisterBenchmark("chain_dots_mxfp4/exact", [](benchmark::State& s) {
+    BM_model(s, mma::Model::exact, true);
+  })->Unit(benchmark::kMillisecond);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -127,9 +127,10 @@ const Registrar registrar("mma-check", 40, [](CLI::App& app) {
   auto o = std::make_shared<MmaCheckOptions>();
   auto* sub = app.add_subcommand(
       "mma-check", "Recompute every output of matrix-unit dumps with a model; exit 1 unless all match bit for bit");
-  sub->add_option("--model", o->model,
-                  "sm90_mma_sync_e4m3, sm90_wgmma_e4m3, sm100_tcgen05_f8f6f4_e4m3, cdna3_mfma_f32_16x16x32_fp8 or "
-                  "cdna3_mfma_f32_32x32x16_fp8 (needed for headerless dumps)");
+  std::string names;
+  for (mma::Model m : mma::all_models())
+    if (m != mma::Model::exact) names += (names.empty() ? "" : ", ") + std::string(mma::to_string(m));
+  sub->add_option("--model", o->model, "One of " + names + " (needed for headerless dumps)");
   sub->add_option("--format", o->format, "single or chain (headerless dumps; default single)")
       ->check(CLI::IsMember({"single", "chain"}));
   sub->add_option("--max-mismatches", o->max_mismatches, "Mismatches listed per file")->check(CLI::Range(0, 100000));

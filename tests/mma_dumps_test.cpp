@@ -240,8 +240,7 @@ TEST(MmaDumps, AHeaderCountWhoseSizeWrapsIsRefused) {
 
 int run_cli_output(const std::string& args, std::string& output) {
   const fs::path log = fs::temp_directory_path() / ("dsa_mma_cli_" + std::to_string(::getpid()) + ".txt");
-  const std::string command =
-      std::string("'") + DSA_CLI_PATH + "' mma-check " + args + " >'" + log.string() + "' 2>&1";
+  const std::string command = std::string("'") + DSA_CLI_PATH + "' mma-check " + args + " >'" + log.string() + "' 2>&1";
   const int status = std::system(command.c_str());
   std::ifstream in(log);
   output.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());

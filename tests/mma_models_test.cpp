@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "dsa/error.hpp"
 #include "dsa/formats.hpp"
 #include "dsa/mma/models.hpp"
+#include "dsa/profile.hpp"
 #include "dsa/rng.hpp"
 #include "mma_test_support.hpp"
 
@@ -16,9 +18,17 @@ namespace {
 
 using testing::bits;
 
-std::vector<Model> instruction_models() {
+// The models that read fp8 codes (exact among them); the block-scaled ones are tested in mma_sm100_rules_test.cpp.
+std::vector<Model> fp8_models() {
   std::vector<Model> out;
   for (Model m : all_models())
+    if (operands(m) != Operands::mxfp4) out.push_back(m);
+  return out;
+}
+
+std::vector<Model> instruction_models() {
+  std::vector<Model> out;
+  for (Model m : fp8_models())
     if (m != Model::exact) out.push_back(m);
   return out;
 }
@@ -43,11 +53,49 @@ TEST(MmaModels, NamesRoundTrip) {
   EXPECT_EQ(32, instruction_k(Model::cdna3_mfma_f32_16x16x32_fp8));
   EXPECT_EQ(Fp8Format::e4m3fnuz, operand_format(Model::cdna3_mfma_f32_16x16x32_fp8));
   EXPECT_EQ(Fp8Format::e4m3fn, operand_format(Model::sm100_tcgen05_f8f6f4_e4m3));
+  // kind::mxf4 is its own model: K = 64, block-scaled operands, no fp8 format.
+  EXPECT_EQ(Model::sm100_tcgen05_mxf4_k64, parse_model("sm100_tcgen05_mxf4_k64"));
+  EXPECT_EQ(64, instruction_k(Model::sm100_tcgen05_mxf4_k64));
+  EXPECT_EQ(Operands::mxfp4, operands(Model::sm100_tcgen05_mxf4_k64));
+  EXPECT_EQ(Operands::e4m3fn, operands(Model::sm100_tcgen05_f8f6f4_e4m3));
+  EXPECT_THROW(operand_format(Model::sm100_tcgen05_mxf4_k64), InvalidInput);
+  for (Model m : all_models()) EXPECT_EQ(m == Model::exact, instruction_name(m).empty()) << to_string(m);
+}
+
+TEST(MmaModels, EveryProfileHasAModelThatReadsEachOfItsFormats) {
+  // A profile names one model for fp8 entries and one for MXFP4 entries: each
+  // format it takes must reach a model that reads it (exact reads every format).
+  for (const std::string& name : profile_names()) {
+    const Profile& p = find_profile(name);
+    for (ElementFormat e : p.elements) {
+      const Model m = p.mma_for(e);
+      if (m == Model::exact) continue;
+      if (e == ElementFormat::mxfp4)
+        EXPECT_EQ(Operands::mxfp4, operands(m)) << name << ": " << to_string(m);
+      else
+        EXPECT_EQ(fp8_of(e), operand_format(m)) << name << ": " << to_string(m);
+    }
+  }
+  EXPECT_EQ(Model::sm100_tcgen05_mxf4_k64, find_profile("deepgemm_sm100_bf16").mma_for(ElementFormat::mxfp4));
+  EXPECT_EQ(Model::sm100_tcgen05_f8f6f4_e4m3, find_profile("deepgemm_sm100_bf16").mma_for(ElementFormat::e4m3fn));
+}
+
+TEST(MmaModels, BlockScaledModelsRefuseFp8EntryPointsAndTheOthersMxfp4Ones) {
+  std::vector<uint8_t> codes(64, 0x22), scales(2, 127);
+  float out = 0;
+  const Model mx = Model::sm100_tcgen05_mxf4_k64, fp8 = Model::sm100_tcgen05_f8f6f4_e4m3;
+  EXPECT_THROW(instruction(mx, codes.data(), codes.data(), 0.0f, false), InvalidInput);
+  EXPECT_THROW(chain(mx, codes.data(), codes.data(), 64), InvalidInput);
+  EXPECT_THROW(chain_dots(mx, codes.data(), 1, codes.data(), 1, 64, &out), InvalidInput);
+  EXPECT_THROW(instruction_mxfp4(fp8, codes.data(), scales.data(), codes.data(), scales.data(), 0.0f, false),
+               InvalidInput);
+  EXPECT_THROW(chain_dots_mxfp4(fp8, codes.data(), scales.data(), 1, codes.data(), scales.data(), 1, 64, &out),
+               InvalidInput);
 }
 
 TEST(MmaModels, RejectsBadLengths) {
   std::vector<uint8_t> codes(64, 0x38);
-  for (Model m : all_models()) {
+  for (Model m : fp8_models()) {
     EXPECT_THROW(chain(m, codes.data(), codes.data(), 48 % instruction_k(m) ? 48 : 8), InvalidInput);
     EXPECT_THROW(chain(m, codes.data(), codes.data(), 0), InvalidInput);
   }
@@ -123,7 +171,7 @@ std::vector<uint8_t> draw_rows(Rng& rng, Fp8Format f, Draw draw, int rows, int d
 
 TEST(MmaModels, ChainDotsIsTheChainOfEveryPair) {
   Rng rng(7);
-  for (Model m : all_models())
+  for (Model m : fp8_models())
     for (Draw draw : {Draw::uniform, Draw::quantised, Draw::cancelling, Draw::subnormal, Draw::sparse, Draw::with_nan,
                       Draw::small_integers, Draw::narrow, Draw::narrow_with_tiny, Draw::rising, Draw::falling})
       for (int d : {instruction_k(m), 128, 256}) {
@@ -164,6 +212,47 @@ TEST(MmaModels, ChainIsInstructionsInSequence) {
   }
 }
 
+TEST(MmaModels, PromotedChainsAddEachInstructionFromZeroInFp32) {
+  // Accumulation::promoted: each instruction from zero, its D added to an fp32
+  // accumulator by an ordinary add. Spelled out here with single instructions;
+  // the bulk path must give the same bits.
+  Rng rng(29);
+  for (Model m : instruction_models())
+    for (Draw draw : {Draw::uniform, Draw::quantised, Draw::cancelling, Draw::with_nan, Draw::rising}) {
+      const Fp8Format f = operand_format(m);
+      const int ik = instruction_k(m), d = 128, heads = 3, tokens = 11;
+      const auto q = draw_rows(rng, f, draw, heads, d), k = draw_rows(rng, f, draw, tokens, d);
+      std::vector<float> out(size_t(heads) * tokens);
+      chain_dots(m, q.data(), heads, k.data(), tokens, d, out.data(), Accumulation::promoted);
+      for (int n = 0; n < tokens; ++n)
+        for (int h = 0; h < heads; ++h) {
+          const uint8_t *a = q.data() + h * d, *b = k.data() + n * d;
+          float expected = instruction(m, a, b, 0.0f, false);
+          for (int j = 1; j < d / ik; ++j) expected += instruction(m, a + j * ik, b + j * ik, 0.0f, false);
+          const float c = float(rng.normal());
+          float from_c = c;
+          for (int j = 0; j < d / ik; ++j) from_c += instruction(m, a + j * ik, b + j * ik, 0.0f, false);
+          const float scalar = chain(m, a, b, d, Accumulation::promoted), bulk = out[size_t(n) * heads + h];
+          const float scalar_from_c = chain_from(m, a, b, d, c, Accumulation::promoted);
+          if (std::isnan(expected)) {
+            ASSERT_TRUE(std::isnan(scalar) && std::isnan(bulk)) << to_string(m);
+            ASSERT_EQ(bits(instruction(m, a, b, std::numeric_limits<float>::quiet_NaN(), true)), bits(bulk))
+                << to_string(m) << ": the unit's NaN";
+          } else {
+            ASSERT_EQ(bits(expected), bits(scalar)) << to_string(m) << " draw " << int(draw);
+            ASSERT_EQ(bits(expected), bits(bulk)) << to_string(m) << " draw " << int(draw);
+            ASSERT_EQ(bits(from_c), bits(scalar_from_c)) << to_string(m) << " draw " << int(draw);
+          }
+        }
+    }
+  // The exact model has no instructions to promote.
+  std::vector<uint8_t> codes(32, 0x38);
+  float out = 0;
+  EXPECT_THROW(chain(Model::exact, codes.data(), codes.data(), 32, Accumulation::promoted), InvalidInput);
+  EXPECT_THROW(chain_dots(Model::exact, codes.data(), 1, codes.data(), 1, 32, &out, Accumulation::promoted),
+               InvalidInput);
+}
+
 TEST(MmaModels, CdnaFormsAgreeOnGroups) {
   // 16x16x32 is two groups of 16 in sequence: a chain of two 32x32x16 groups.
   Rng rng(13);
@@ -179,7 +268,7 @@ TEST(MmaModels, NarrowSumsAreExactInEveryModel) {
   // Small integers (|a|, |b| <= 7 with one exponent): every partial sum fits
   // 13 bits, so every model gives the exact value.
   Rng rng(17);
-  for (Model m : all_models()) {
+  for (Model m : fp8_models()) {
     const Fp8Format f = operand_format(m);
     for (int trial = 0; trial < 50; ++trial) {
       std::vector<uint8_t> a(128), b(128);

@@ -18,6 +18,7 @@ using testing::kInf;
 using testing::p2;
 
 constexpr Model kTc = Model::sm100_tcgen05_f8f6f4_e4m3;
+constexpr Model kMxf4 = Model::sm100_tcgen05_mxf4_k64;
 
 // One instruction; from zero, the bulk path (chain_dots) must agree bit for bit.
 float run(const Dot& d, float c, bool use_c = true) {
@@ -141,6 +142,16 @@ float mxfp4(Model m, const Mxfp4Vector& q, const Mxfp4Vector& k, int d) {
   return out;
 }
 
+// One kind::mxf4 instruction with C; from zero the bulk path must agree bit for bit.
+float mxf4_instruction(const Mxfp4Vector& q, const Mxfp4Vector& k, float c, bool use_c = true) {
+  const float r =
+      instruction_mxfp4(kMxf4, q.packed.data(), q.scales.data(), k.packed.data(), k.scales.data(), c, use_c);
+  if (!use_c || c == 0.0f) {
+    EXPECT_EQ(testing::bits(r), testing::bits(mxfp4(kMxf4, q, k, 64)));
+  }
+  return r;
+}
+
 TEST(Sm100Mxf4Rules, GroupSumsAlignOnTheirScaleExponentWith35Bits) {
   // Block 0 (scales 2^0): group 0 sums 6 * 6 = 36, group 1 -36: they cancel,
   // and X = 0 (a group's exponent is its scales', not 36's). Block 1: 1.5 with
@@ -150,13 +161,64 @@ TEST(Sm100Mxf4Rules, GroupSumsAlignOnTheirScaleExponentWith35Bits) {
   Mxfp4Vector q(64), k(64);
   q.at(0, 6).at(16, -6).at(32, 1.5f).scale(1, -20);
   k.at(0, 6).at(16, 6).at(32, 1.0f).scale(1, -15);
-  EXPECT_SAME_FLOAT(p2(-35), mxfp4(kTc, q, k, 64));
+  EXPECT_SAME_FLOAT(p2(-35), mxfp4(kMxf4, q, k, 64));
   EXPECT_SAME_FLOAT(1.5f * p2(-35), mxfp4(Model::exact, q, k, 64));
   // Two such products in one group of 16 are summed exactly first (3 * 2^-35,
   // on the grid); truncating each product apart would give 2 * 2^-35.
   q.at(33, 1.5f);
   k.at(33, 1.0f);
-  EXPECT_SAME_FLOAT(3.0f * p2(-35), mxfp4(kTc, q, k, 64));
+  EXPECT_SAME_FLOAT(3.0f * p2(-35), mxfp4(kMxf4, q, k, 64));
+}
+
+TEST(Sm100Mxf4Rules, ACancelledGroupKeepsItsExponentAnAllZeroGroupIsNoTerm) {
+  // Group 0 (k 0-15, scales 2^0 x 2^0: exponent 0) holds 6 * 6 and -6 * 6:
+  // nonzero products that cancel. It stays in the maximum, X = 0, so block 1's
+  // 1.5 * 2^-35 (scales 2^-20 x 2^-15) lands on the grid 2^(0 - 35) and is
+  // truncated to 2^-35. Dropping the cancelled group (X = -35, grid 2^-70)
+  // would keep 1.5 * 2^-35.
+  Mxfp4Vector q(64), k(64);
+  q.at(0, 6).at(1, -6).at(32, 1.5f).scale(1, -20);
+  k.at(0, 6).at(1, 6).at(32, 1.0f).scale(1, -15);
+  EXPECT_SAME_FLOAT(p2(-35), mxf4_instruction(q, k, 0.0f, false));
+  // Block 0 with scales 2^10 x 2^10 (exponent 20) but every product zero (a 6
+  // meets a 0): no term, X = -35, and 1.5 * 2^-35 stays whole. Counting the
+  // group at its exponent (X = 20, grid 2^-15) would give 0.
+  Mxfp4Vector qz(64), kz(64);
+  qz.at(0, 6).scale(0, 10).at(32, 1.5f).scale(1, -20);
+  kz.at(0, 0).at(5, 4).scale(0, 10).at(32, 1.0f).scale(1, -15);
+  EXPECT_SAME_FLOAT(1.5f * p2(-35), mxf4_instruction(qz, kz, 0.0f, false));
+  // The same two groups as C's companions: a C of 2^-30 alone sets X = -30
+  // (grid 2^-65) when the cancelled group is gone, so 1.5 * 2^-35 is kept:
+  // D = 2^-30 + 1.5 * 2^-35 (exact in fp32: 6 bits apart).
+  EXPECT_SAME_FLOAT(p2(-30) + 1.5f * p2(-35), mxf4_instruction(qz, kz, p2(-30)));
+  // With the cancelled group, X = 0 again: C = 2^-30 is on the grid 2^-35, the
+  // product is cut to 2^-35: D = 2^-30 + 2^-35.
+  EXPECT_SAME_FLOAT(p2(-30) + p2(-35), mxf4_instruction(q, k, p2(-30)));
+}
+
+TEST(Sm100Mxf4Rules, AResultBeyondFp32IsInfinity) {
+  // Scales 2^127 x 2^0: 1.5 * 1 gives 1.5 * 2^127 = 0x7f400000, finite; 2 * 1
+  // gives 2^128, beyond fp32: +inf (rounding toward zero under IEEE would give
+  // the largest finite value 0x7f7fffff); -2 * 1 gives -inf.
+  Mxfp4Vector q(64), k(64);
+  q.scale(0, 127).at(0, 1.5f);
+  k.at(0, 1.0f);
+  EXPECT_SAME_FLOAT(1.5f * p2(127), mxf4_instruction(q, k, 0.0f, false));
+  q.at(0, 2.0f);
+  EXPECT_SAME_FLOAT(kInf, mxf4_instruction(q, k, 0.0f, false));
+  q.at(0, -2.0f);
+  EXPECT_SAME_FLOAT(-kInf, mxf4_instruction(q, k, 0.0f, false));
+  // Through C: FLT_MAX = 2^128 - 2^104. Adding 1 * 2^104 (scale 2^104; X = 127,
+  // grid 2^92, so the term is whole) gives exactly 2^128: +inf. Adding 2^103
+  // gives 2^128 - 2^103, cut toward zero to 24 bits (ulp 2^104): FLT_MAX.
+  const float max = std::numeric_limits<float>::max();
+  Mxfp4Vector q1(64), k1(64);
+  q1.scale(0, 104).at(0, 1.0f);
+  k1.at(0, 1.0f);
+  EXPECT_SAME_FLOAT(kInf, mxf4_instruction(q1, k1, max));
+  q1.scale(0, 103);
+  EXPECT_SAME_FLOAT(max, mxf4_instruction(q1, k1, max));
+  EXPECT_SAME_FLOAT(-kInf, mxf4_instruction(q1, k1, -kInf));  // an infinite C passes through
 }
 
 TEST(Sm100Mxf4Rules, ChainOfTwoFromZero) {
@@ -166,7 +228,7 @@ TEST(Sm100Mxf4Rules, ChainOfTwoFromZero) {
   Mxfp4Vector q(128), k(128);
   q.at(0, 1).at(64, 3).scale(2, -36);
   k.at(0, 1).at(64, 1);
-  EXPECT_SAME_FLOAT(1.0f, mxfp4(kTc, q, k, 128));
+  EXPECT_SAME_FLOAT(1.0f, mxfp4(kMxf4, q, k, 128));
 }
 
 TEST(Sm100Mxf4Rules, NanScaleGivesNan) {
@@ -174,7 +236,7 @@ TEST(Sm100Mxf4Rules, NanScaleGivesNan) {
   q.at(0, 1);
   k.at(0, 1);
   k.scales[1] = 0xff;
-  EXPECT_TRUE(std::isnan(mxfp4(kTc, q, k, 64)));
+  EXPECT_TRUE(std::isnan(mxfp4(kMxf4, q, k, 64)));
   EXPECT_TRUE(std::isnan(mxfp4(Model::exact, q, k, 64)));
 }
 
@@ -211,8 +273,9 @@ TEST(Mxfp4Exact, MatchesDoubleWhenScalesAreClose) {
 TEST(Mxfp4Models, RejectOtherModelsAndBadShapes) {
   Mxfp4Vector q(64), k(64);
   EXPECT_THROW(mxfp4(Model::sm90_wgmma_e4m3, q, k, 64), InvalidInput);
+  EXPECT_THROW(mxfp4(kTc, q, k, 64), InvalidInput);  // kind::f8f6f4 reads e4m3 here, not e2m1
   Mxfp4Vector q32(32), k32(32);
-  EXPECT_THROW(mxfp4(kTc, q32, k32, 32), InvalidInput);  // kind::mxf4 takes K = 64
+  EXPECT_THROW(mxfp4(kMxf4, q32, k32, 32), InvalidInput);  // kind::mxf4 takes K = 64
   EXPECT_NO_THROW(mxfp4(Model::exact, q32, k32, 32));
 }
 

@@ -84,7 +84,7 @@ void head_dots(mma::Model model, const QueryRows& q, const KTile& tile, float* d
 }
 
 void head_dots(const Profile& profile, const QueryRows& q, const KTile& tile, float* dots, double* exact_dots) {
-  if (profile.promotion == Promotion::none) return head_dots(profile.mma, q, tile, dots, exact_dots);
+  if (profile.promotion == Promotion::none) return head_dots(profile.mma_for(q.element), q, tile, dots, exact_dots);
   // fp32_add: every instruction-deep slice of D is its own chain from zero (one instruction), and
   // the slices' results are added in order with one RN add each (CUDA-core promotion).
   if (profile.mma == mma::Model::exact || !is_fp8(q.element))

@@ -2,7 +2,8 @@
 // logit, bit for bit (SPEC 8).
 //
 // A profile is data, composed of parts:
-//   - the matrix-unit model that computes each head's q.k (mma::Model),
+//   - the matrix-unit models that compute each head's q.k (mma::Model: one for
+//     fp8 entries, one for MXFP4 entries),
 //   - the element formats it takes, the weight and logit precision (fp32/bf16),
 //   - the per-head stage (optional scale before relu, relu, rounding),
 //   - the head sum as a straight-line program of reduction steps (ReduceStep)
@@ -66,9 +67,10 @@ enum class Promotion : uint8_t {
 struct Profile {
   std::string name;
   std::string origin;  // where the order comes from and what is confirmed on hardware (SPEC 8)
-  mma::Model mma = mma::Model::exact;
-  Promotion promotion = Promotion::none;  // (Model::exact has one rounding: promotion must be none)
-  std::vector<ElementFormat> elements;  // formats a kernel with this datapath takes
+  mma::Model mma = mma::Model::exact;        // q.k of fp8 entries
+  mma::Model mma_mxfp4 = mma::Model::exact;  // q.k of MXFP4 entries: a block-scaled model, or exact
+  Promotion promotion = Promotion::none;     // (Model::exact has one rounding: promotion must be none)
+  std::vector<ElementFormat> elements;       // formats a kernel with this datapath takes
   Precision weights = Precision::fp32;  // weights must be representable in this precision
   Precision logits = Precision::fp32;   // logits are rounded to / stored in this precision
   // The kernel multiplies by the entry's K scale where the entry has one (fp8).
@@ -85,6 +87,8 @@ struct Profile {
   Precision reduce = Precision::fp32;
 
   bool accepts(ElementFormat e) const;
+  // The model that computes q.k of entries in format e.
+  mma::Model mma_for(ElementFormat e) const { return e == ElementFormat::mxfp4 ? mma_mxfp4 : mma; }
   // Throws InvalidInput("profile", ...) naming the combination when e is not accepted.
   void require(ElementFormat e) const;
   // Throws InvalidInput("weights", ...) naming the first weight that is not

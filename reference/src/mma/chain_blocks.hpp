@@ -10,8 +10,9 @@
 // Results below 2^-126 cannot occur (the smallest nonzero value is 2^-20), so
 // the rounding to fp32 precision is a rounding of the integer to p bits.
 //
-// The scalar kernels (kernels.hpp) implement the general case (any C); tests
-// check that both give the same bits.
+// These are the SIMD building blocks of the datapaths (datapaths/); the scalar
+// ones (kernels.hpp) implement the general case (any C); tests check that both
+// give the same bits.
 #pragma once
 
 #include <algorithm>
@@ -138,8 +139,6 @@ struct BlockChain {
   bool has_c = false;  // false before the first instruction (scale-d = 0)
 };
 
-// One fused sum of N products and the running value, F fraction bits below the
-// largest exponent, every term truncated toward zero, rounded toward zero to P bits.
 // Whether the bounds show that the grid 2^(X - F) of a fused sum is no coarser
 // than the lowest bit of any product and of C: then no bit can be lost, and
 // the result is the exact sum, with no maximum to find and nothing to mask.
@@ -156,6 +155,8 @@ DSA_LANES_INLINE bool no_bit_lost(const BlockOperands& o, int k0, I64x8 c) {
   return s <= tz && (c_bits == 0 || s <= __builtin_ctzll(c_bits));
 }
 
+// One fused sum of N products and the running value, F fraction bits below the
+// largest exponent, every term truncated toward zero, rounded toward zero to P bits.
 template <int N, int F, int P, bool kFastPath = true>
 DSA_LANES_INLINE I64x8 fused_truncated(const BlockOperands& o, int k0, I64x8 c) {
   if constexpr (kFastPath)
@@ -164,84 +165,5 @@ DSA_LANES_INLINE I64x8 fused_truncated(const BlockOperands& o, int k0, I64x8 c) 
   const I64x8 low = low_bits(x - I64x8::broadcast(F));
   return round_bits<P, false>(masked_products<N>(o, k0, low, truncate_toward_zero(c, low)));
 }
-
-// ---- One instruction of each model on a block, at lanes [k0, k0 + K).
-
-struct WgmmaBlock {
-  static constexpr int kK = 32;
-  DSA_LANES_INLINE static void step(const BlockOperands& o, int k0, BlockChain& c) {
-    // No fast path: 13 bits almost never hold every product of real data (none
-    // of the bench's 1.4 million instructions), so its test costs more than it saves.
-    c.acc = fused_truncated<32, 13, 14, false>(o, k0, c.acc);  // acc is 0 before the first
-    c.has_c = true;
-  }
-};
-
-struct Tcgen05Block {
-  static constexpr int kK = 32;
-  DSA_LANES_INLINE static void step(const BlockOperands& o, int k0, BlockChain& c) {
-    c.acc = fused_truncated<32, 25, 24>(o, k0, c.acc);
-    c.has_c = true;
-  }
-};
-
-struct MmaSyncBlock {
-  static constexpr int kK = 32;
-  DSA_LANES_INLINE static void step(const BlockOperands& o, int k0, BlockChain& c) {
-    const I64x8 p1 = fused_truncated<16, 25, 24>(o, k0, I64x8::broadcast(0));
-    const I64x8 p2 = fused_truncated<16, 25, 24>(o, k0 + 16, p1);
-    c.acc = c.has_c ? round_bits<24, true>(p2 + c.acc) : p2;  // D = p2 + C, an fp32 add
-    c.has_c = true;
-  }
-};
-
-struct Cdna3Block {
-  // Whether the bounds show that every truncation and floor of the group is a
-  // no-op and that C is kept: the halves' grids 2^(M - 24) and the product
-  // sum's 2^(E - 31) lie below every product's lowest bit, and C's grid
-  // 2^(E - 24) below its lowest bit (so |C| >= 2^(E - 24): within 25 binades, kept).
-  DSA_LANES_INLINE static bool no_bit_lost(const BlockOperands& o, int k0, I64x8 cv) {
-    const int g = k0 / kBoundGroup;
-    const int m = o.q_max_exp[g] + o.k_max_exp[g], tz = o.q_min_tz[g] + o.k_min_tz[g];
-    if (m + kProductShift - 24 > tz) return false;  // the halves' grids
-    const uint64_t c_bits = reduce_or(abs(cv));
-    if (c_bits == 0) return true;  // without C, E = M: 2^(M - 31) is finer still
-    const int e = std::max(m, 63 - __builtin_clzll(c_bits) - kProductShift);
-    return e + kProductShift - 31 <= tz && e + kProductShift - 24 <= __builtin_ctzll(c_bits);
-  }
-
-  DSA_LANES_INLINE static void group(const BlockOperands& o, int k0, BlockChain& c) {
-    if (no_bit_lost(o, k0, c.acc)) {  // the exact sum, rounded to nearest
-      c.acc = round_bits<24, true>(masked_products<16, false>(o, k0, c.acc, c.acc));
-      return;
-    }
-    const I64x8 zero = I64x8::broadcast(0);
-    const I64x8 xe = max_exponents<8>(o, k0), xo = max_exponents<8>(o, k0 + 8);
-    const I64x8 se = masked_products<8>(o, k0, low_bits(xe - I64x8::broadcast(24)), zero);
-    const I64x8 so = masked_products<8>(o, k0 + 8, low_bits(xo - I64x8::broadcast(24)), zero);
-    // Both halves floored to 24 bits below the larger maximum (a no-op on the larger).
-    const I64x8 m = max(xe, xo), fm = low_bits(m - I64x8::broadcast(24));
-    const I64x8 s = andnot(fm, se) + andnot(fm, so);
-    const I64x8 cv = c.acc, xc = exponents(cv), e = max(m, xc);
-    // The product sum floored to 31 bits below max(M, x(C)); C to 24 bits,
-    // dropped more than 25 binades below (a zero C adds nothing either way).
-    const I64x8 keep_c = greater(xc, e - I64x8::broadcast(26));
-    const I64x8 sum =
-        andnot(low_bits(e - I64x8::broadcast(31)), s) + (andnot(low_bits(e - I64x8::broadcast(24)), cv) & keep_c);
-    c.acc = round_bits<24, true>(sum);
-    c.has_c = true;
-  }
-};
-struct Cdna3x32Block {
-  static constexpr int kK = 32;
-  DSA_LANES_INLINE static void step(const BlockOperands& o, int k0, BlockChain& c) {
-    Cdna3Block::group(o, k0, c);
-    Cdna3Block::group(o, k0 + 16, c);
-  }
-};
-struct Cdna3x16Block {
-  static constexpr int kK = 16;
-  DSA_LANES_INLINE static void step(const BlockOperands& o, int k0, BlockChain& c) { Cdna3Block::group(o, k0, c); }
-};
 
 }  // namespace dsa::mma::detail

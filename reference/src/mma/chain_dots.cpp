@@ -1,7 +1,7 @@
 // Bulk per-head dot products: each query head and each K row is decoded once
-// into lanes, then every (token, head) pair runs the model's chain, inlined
-// per model so that the align-truncate-sum loops vectorise. The exact model is
-// one double GEMM (NUMERICS "Exact sums") rounded once to fp32.
+// into lanes, then every (token, head) pair runs the model's chain: with the
+// trait's SIMD kernel, eight tokens at a time; otherwise pair by pair. The exact
+// model is one double GEMM (NUMERICS "Exact sums") rounded once to fp32.
 #define EIGEN_DONT_PARALLELIZE  // callers parallelise over tiles
 #include <Eigen/Core>
 #include <algorithm>
@@ -30,26 +30,6 @@ void gemm_dots(Fp8Format f, const uint8_t* q, int heads, const uint8_t* k, int64
   for (int64_t i = 0; i < g.size(); ++i) out[i] = float(g.data()[i]);  // one rounding, to nearest even
 }
 
-// The block kernel of each model (chain_blocks.hpp).
-template <class F>
-void with_block_policy(Model m, F&& f) {
-  switch (m) {
-    case Model::sm90_mma_sync_e4m3:
-      return f(detail::MmaSyncBlock{});
-    case Model::sm90_wgmma_e4m3:
-      return f(detail::WgmmaBlock{});
-    case Model::sm100_tcgen05_f8f6f4_e4m3:
-      return f(detail::Tcgen05Block{});
-    case Model::cdna3_mfma_f32_16x16x32_fp8:
-      return f(detail::Cdna3x32Block{});
-    case Model::cdna3_mfma_f32_32x32x16_fp8:
-      return f(detail::Cdna3x16Block{});
-    case Model::exact:
-      break;
-  }
-  throw InvalidInput("model", "exact has no block kernel");
-}
-
 // The fast-path bounds of `stride` vectors laid out [lane][stride]: per group
 // of 16 lanes, the largest exponent and the fewest trailing zeros of a nonzero magnitude.
 void bounds(const uint64_t* mag, const int16_t* exp, int stride, int head_dim, int16_t* max_exp, int16_t* min_tz) {
@@ -65,6 +45,7 @@ void bounds(const uint64_t* mag, const int16_t* exp, int stride, int head_dim, i
 }
 
 // K rows of one block, transposed to [lane][token], and whether each row holds a NaN.
+template <class T>
 struct KBlock {
   std::vector<uint64_t> mag, sign;  // sign: [lane][2][token], the masks then their complements
   std::vector<int16_t> exp;
@@ -72,14 +53,14 @@ struct KBlock {
   bool nan[detail::kBlock];
   std::vector<int> lane;  // lane of each k
 
-  KBlock(Model m, int head_dim)
+  explicit KBlock(int head_dim)
       : mag(size_t(head_dim) * detail::kBlock),
         sign(size_t(head_dim) * 2 * detail::kBlock),
         exp(size_t(head_dim) * detail::kBlock),
         max_exp(size_t(head_dim / detail::kBoundGroup)),
         min_tz(size_t(head_dim / detail::kBoundGroup)),
         lane(static_cast<size_t>(head_dim)) {
-    for (int k = 0; k < head_dim; ++k) lane[size_t(k)] = detail::lane_of(m, k);
+    for (int k = 0; k < head_dim; ++k) lane[size_t(k)] = T::lane_of(k);
   }
 
   // Tokens past `count` (the last block) are zeros: their results are not read.
@@ -105,30 +86,44 @@ struct KBlock {
 
 // One head's chains over one block: out of line, so that the unrolled product
 // loops get the registers to themselves.
-template <class Kernel>
+template <class T, Accumulation kAccumulation>
 [[gnu::noinline]] void run_block(const detail::BlockOperands& o, int slices, int64_t* acc) {
-  detail::BlockChain chain;
-  for (int j = 0; j < slices; ++j) Kernel::step(o, j * Kernel::kK, chain);
-  chain.acc.store(acc);
+  using Datapath = typename T::Datapath;
+  if constexpr (kAccumulation == Accumulation::chained) {
+    detail::BlockChain chain;
+    for (int j = 0; j < slices; ++j) Datapath::block_step(o, j * T::kK, chain);
+    chain.acc.store(acc);
+  } else {
+    // Each instruction from zero; an fp32 add of two values on the 2^-20 grid
+    // (below 2^47) is their exact integer sum rounded to 24 bits.
+    detail::I64x8 sum = detail::I64x8::broadcast(0);
+    for (int j = 0; j < slices; ++j) {
+      detail::BlockChain one;
+      Datapath::block_step(o, j * T::kK, one);
+      sum = j == 0 ? one.acc : detail::round_bits<24, true>(sum + one.acc);
+    }
+    sum.store(acc);
+  }
 }
 
-template <class Kernel>
-void model_dots(Model m, const uint8_t* q, int heads, const uint8_t* k, int64_t num_tokens, int head_dim, float* out) {
+template <class T>
+void block_dots(const uint8_t* q, int heads, const uint8_t* k, int64_t num_tokens, int head_dim, float* out,
+                Accumulation accumulation) {
   constexpr int B = detail::kBlock;
-  const int slices = head_dim / Kernel::kK;
+  const int slices = head_dim / T::kK;
   std::vector<detail::DecodedVector> qd(static_cast<size_t>(heads));
   std::vector<uint8_t> q_nan(static_cast<size_t>(heads));
   const size_t groups = size_t(head_dim / detail::kBoundGroup);
   std::vector<int16_t> q_max_exp(size_t(heads) * groups), q_min_tz(size_t(heads) * groups);
   for (int h = 0; h < heads; ++h) {
     detail::DecodedVector& qh = qd[size_t(h)];
-    detail::decode_lanes(m, q + size_t(h) * head_dim, head_dim, qh);
+    detail::decode_lanes<T>(q + size_t(h) * head_dim, nullptr, head_dim, qh);
     for (uint8_t n : qh.slice_has_nan) q_nan[size_t(h)] |= n;
     bounds(qh.mag.data(), qh.exp.data(), 1, head_dim, q_max_exp.data() + h * groups, q_min_tz.data() + h * groups);
   }
-  KBlock kb(m, head_dim);
-  const detail::OperandTable& table = detail::model_operands(m);
-  const float nan = detail::model_nan(m);
+  KBlock<T> kb(head_dim);
+  const detail::OperandTable& table = detail::trait_operands<T>();
+  const float nan = detail::nan_of(T::kNan);
   for (int64_t n0 = 0; n0 < num_tokens; n0 += B) {
     const int count = int(std::min<int64_t>(B, num_tokens - n0));
     kb.load(table, k, n0, count, head_dim);
@@ -138,9 +133,12 @@ void model_dots(Model m, const uint8_t* q, int heads, const uint8_t* k, int64_t 
                                     kb.sign.data(),    kb.exp.data(),   &q_max_exp[h * groups], &q_min_tz[h * groups],
                                     kb.max_exp.data(), kb.min_tz.data()};
       alignas(64) int64_t acc[B];
-      run_block<Kernel>(o, slices, acc);
+      if (accumulation == Accumulation::chained)
+        run_block<T, Accumulation::chained>(o, slices, acc);
+      else
+        run_block<T, Accumulation::promoted>(o, slices, acc);
       // A NaN operand anywhere makes its instruction NaN, and every later one.
-      // The rest is exact: at most 45 bits in units of 2^-20, far from fp32's limits.
+      // The rest is exact: at most 47 bits in units of 2^-20, far from fp32's limits.
       for (int t = 0; t < count; ++t)
         out[size_t(n0 + t) * heads + h] = q_nan[size_t(h)] || kb.nan[t] ? nan : float(double(acc[t]) * 0x1p-20);
     }
@@ -149,13 +147,27 @@ void model_dots(Model m, const uint8_t* q, int heads, const uint8_t* k, int64_t 
 
 }  // namespace
 
-void chain_dots(Model m, const uint8_t* q, int heads, const uint8_t* k, int64_t num_tokens, int head_dim, float* out) {
+void chain_dots(Model m, const uint8_t* q, int heads, const uint8_t* k, int64_t num_tokens, int head_dim, float* out,
+                Accumulation accumulation) {
   detail::require_k_len(m, head_dim);
   if (heads <= 0) throw InvalidInput("heads", std::to_string(heads) + " is not positive");
   if (num_tokens < 0) throw InvalidInput("num_tokens", std::to_string(num_tokens) + " is negative");
-  if (num_tokens == 0) return;
-  if (m == Model::exact) return gemm_dots(operand_format(m), q, heads, k, num_tokens, head_dim, out);
-  with_block_policy(m, [&](auto kernel) { model_dots<decltype(kernel)>(m, q, heads, k, num_tokens, head_dim, out); });
+  if (m == Model::exact) {
+    if (accumulation != Accumulation::chained)
+      throw InvalidInput("accumulation", "exact is one rounding of the exact sum: it has no instructions to promote");
+    if (num_tokens > 0) gemm_dots(operand_format(m), q, heads, k, num_tokens, head_dim, out);
+    return;
+  }
+  detail::with_model(m, [&](auto trait) -> void {
+    using T = decltype(trait);
+    if constexpr (T::kOperands == Operands::mxfp4) {
+      throw InvalidInput("model", std::string(T::kName) + " is block-scaled (MXFP4): use chain_dots_mxfp4");
+    } else if constexpr (detail::HasBlockKernel<T>) {
+      if (num_tokens > 0) block_dots<T>(q, heads, k, num_tokens, head_dim, out, accumulation);
+    } else {
+      detail::pair_dots<T>(q, nullptr, heads, k, nullptr, num_tokens, head_dim, out, accumulation);
+    }
+  });
 }
 
 void exact_dots(Fp8Format format, const uint8_t* q, int heads, const uint8_t* k, int64_t num_tokens, int head_dim,

@@ -1,4 +1,4 @@
-// Model names, operand decoding into lanes, and the scalar entry points.
+// Model names and shapes from the registry, and the scalar entry points.
 #include "dsa/mma/models.hpp"
 
 #include <array>
@@ -12,118 +12,81 @@
 namespace dsa::mma {
 namespace {
 
-struct ModelInfo {
+struct Info {
   Model model;
   std::string_view name;
+  std::string_view instruction;
   int k;
-  Fp8Format format;
-  detail::Subnormals subnormals;
+  Operands operands;
 };
 
-constexpr std::array<ModelInfo, 6> kModels{{
-    {Model::exact, "exact", 32, Fp8Format::e4m3fn, detail::Subnormals::as_is},
-    {Model::sm90_mma_sync_e4m3, "sm90_mma_sync_e4m3", 32, Fp8Format::e4m3fn, detail::Subnormals::normalised},
-    {Model::sm90_wgmma_e4m3, "sm90_wgmma_e4m3", 32, Fp8Format::e4m3fn, detail::Subnormals::as_is},
-    {Model::sm100_tcgen05_f8f6f4_e4m3, "sm100_tcgen05_f8f6f4_e4m3", 32, Fp8Format::e4m3fn, detail::Subnormals::as_is},
-    {Model::cdna3_mfma_f32_16x16x32_fp8, "cdna3_mfma_f32_16x16x32_fp8", 32, Fp8Format::e4m3fnuz,
-     detail::Subnormals::as_is},
-    {Model::cdna3_mfma_f32_32x32x16_fp8, "cdna3_mfma_f32_32x32x16_fp8", 16, Fp8Format::e4m3fnuz,
-     detail::Subnormals::as_is},
-}};
+template <class... T>
+constexpr std::array<Info, sizeof...(T) + 1> make_infos(detail::ModelList<T...>) {
+  return {{{Model::exact, "exact", "", 32, Operands::e4m3fn},
+           {T::kModel, T::kName, T::kInstruction, T::kK, T::kOperands}...}};
+}
 
-const ModelInfo& info(Model m) {
-  for (const auto& i : kModels)
+constexpr auto kInfos = make_infos(detail::Registry{});
+
+const Info& info(Model m) {
+  for (const auto& i : kInfos)
     if (i.model == m) return i;
   throw InvalidInput("model", "unknown model id " + std::to_string(int(m)));
+}
+
+std::string block_scaled_error(Model m) {
+  return std::string(to_string(m)) + " is block-scaled (MXFP4): use instruction_mxfp4 or chain_dots_mxfp4";
 }
 
 }  // namespace
 
 std::string_view to_string(Model m) { return info(m).name; }
 
+std::string_view to_string(Operands o) {
+  switch (o) {
+    case Operands::e4m3fn:
+      return "e4m3fn";
+    case Operands::e4m3fnuz:
+      return "e4m3fnuz";
+    case Operands::mxfp4:
+      return "mxfp4";
+  }
+  return "?";
+}
+
+std::string_view to_string(Accumulation a) { return a == Accumulation::chained ? "chained" : "promoted"; }
+
 Model parse_model(std::string_view name) {
-  for (const auto& i : kModels)
+  for (const auto& i : kInfos)
     if (i.name == name) return i.model;
   std::string known;
-  for (const auto& i : kModels) known += (known.empty() ? "" : ", ") + std::string(i.name);
+  for (const auto& i : kInfos) known += (known.empty() ? "" : ", ") + std::string(i.name);
   throw InvalidInput("model", "unknown model '" + std::string(name) + "' (known: " + known + ")");
 }
 
 std::vector<Model> all_models() {
   std::vector<Model> out;
-  for (const auto& i : kModels) out.push_back(i.model);
+  for (const auto& i : kInfos) out.push_back(i.model);
   return out;
 }
 
+std::string_view instruction_name(Model m) { return info(m).instruction; }
 int instruction_k(Model m) { return info(m).k; }
-Fp8Format operand_format(Model m) { return info(m).format; }
+Operands operands(Model m) { return info(m).operands; }
+
+Fp8Format operand_format(Model m) {
+  const Operands o = operands(m);
+  if (o == Operands::mxfp4) throw InvalidInput("model", block_scaled_error(m));
+  return detail::fp8_format_of(o);
+}
 
 namespace detail {
-
-// Where lane order puts code k of a slice (kernels.hpp): the sets the
-// datapath sums apart become contiguous runs.
-int lane_of(Model m, int k) {
-  switch (m) {
-    case Model::sm90_mma_sync_e4m3: {  // HMMA 1 takes k mod 4 in {0, 1}, HMMA 2 the rest
-      const int r = k % 32, pair = (r / 4) * 2 + (r % 2);
-      return k - r + ((r % 4) < 2 ? pair : 16 + pair);
-    }
-    case Model::cdna3_mfma_f32_16x16x32_fp8:
-    case Model::cdna3_mfma_f32_32x32x16_fp8: {  // per group of 16: even k, then odd k
-      const int r = k % 16;
-      return k - r + (r % 2 ? 8 + r / 2 : r / 2);
-    }
-    default:
-      return k;
-  }
-}
-
-const OperandTable& model_operands(Model m, ZeroOperands zeros) {
-  const ModelInfo& mi = info(m);
-  return operand_table(mi.format, mi.subnormals, zeros);
-}
 
 void require_k_len(Model m, int64_t k_len) {
   const int k = instruction_k(m);
   if (k_len <= 0 || k_len % k != 0)
     throw InvalidInput("k_len", std::to_string(k_len) + " is not a positive multiple of " + std::to_string(k) +
                                     " (the K of one " + std::string(to_string(m)) + " instruction)");
-}
-
-void decode_lanes(Model m, const uint8_t* codes, int k_len, DecodedVector& out, ZeroOperands zeros) {
-  const ModelInfo& mi = info(m);
-  const OperandTable& t = model_operands(m, zeros);
-  out.mag.resize(size_t(k_len));
-  out.neg.resize(size_t(k_len));
-  out.exp.resize(size_t(k_len));
-  out.slice_has_nan.assign(size_t(k_len / mi.k), 0);
-  for (int k = 0; k < k_len; ++k) {
-    const uint8_t code = codes[k];
-    const int lane = lane_of(m, k);
-    out.mag[size_t(lane)] = t.mag[code];
-    out.neg[size_t(lane)] = t.neg[code];
-    out.exp[size_t(lane)] = t.exp[code];
-    out.slice_has_nan[size_t(k / mi.k)] |= t.nan[code];
-  }
-}
-
-float run_instruction(Model m, const Lanes& a, const Lanes& b, bool nan_operand, int slice, float c, bool use_c) {
-  return with_policy(m, [&](auto policy) {
-    using P = decltype(policy);
-    return step_with_nan<P>(a, b, nan_operand, slice * P::kK, c, use_c);
-  });
-}
-
-float model_nan(Model m) {
-  return m == Model::exact ? quiet_nan() : with_policy(m, [](auto policy) { return decltype(policy)::nan(); });
-}
-
-float run_chain(Model m, const DecodedVector& a, const DecodedVector& b, int k_len, float c, bool use_c) {
-  return with_policy(m, [&](auto policy) {
-    using P = decltype(policy);
-    return chain_lanes<P>(a.lanes(), a.slice_has_nan.data(), b.lanes(), b.slice_has_nan.data(), k_len / P::kK, c,
-                          use_c);
-  });
 }
 
 float exact_dot(Fp8Format format, const uint8_t* a, const uint8_t* b, int64_t k_len, float c, bool use_c) {
@@ -156,27 +119,56 @@ float exact_dot(Fp8Format format, const uint8_t* a, const uint8_t* b, int64_t k_
 
 namespace {
 
-float scalar_chain(Model m, const uint8_t* a, const uint8_t* b, int k_len, float c, bool use_c) {
+void require_chained_for_exact(Model m, Accumulation acc) {
+  if (m == Model::exact && acc != Accumulation::chained)
+    throw InvalidInput("accumulation", "exact is one rounding of the exact sum: it has no instructions to promote");
+}
+
+float scalar_chain(Model m, const uint8_t* a, const uint8_t* b, int k_len, float c, bool use_c, Accumulation acc) {
   detail::require_k_len(m, k_len);
+  require_chained_for_exact(m, acc);
   if (m == Model::exact) return detail::exact_dot(Fp8Format::e4m3fn, a, b, k_len, c, use_c);
-  thread_local detail::DecodedVector da, db;
-  detail::decode_lanes(m, a, k_len, da);
-  detail::decode_lanes(m, b, k_len, db);
-  return detail::run_chain(m, da, db, k_len, c, use_c);
+  return detail::with_model(m, [&](auto trait) -> float {
+    using T = decltype(trait);
+    if constexpr (T::kOperands == Operands::mxfp4) {
+      throw InvalidInput("model", block_scaled_error(m));
+    } else {
+      thread_local detail::DecodedVector da, db;
+      detail::decode_lanes<T>(a, nullptr, k_len, da);
+      detail::decode_lanes<T>(b, nullptr, k_len, db);
+      return detail::chain_lanes<T>(da, db, k_len / T::kK, c, use_c, acc);
+    }
+  });
 }
 
 }  // namespace
 
 float instruction(Model m, const uint8_t* a, const uint8_t* b, float c, bool use_c) {
-  return scalar_chain(m, a, b, instruction_k(m), c, use_c);
+  return scalar_chain(m, a, b, instruction_k(m), c, use_c, Accumulation::chained);
 }
 
-float chain(Model m, const uint8_t* a, const uint8_t* b, int k_len) {
-  return scalar_chain(m, a, b, k_len, 0.0f, false);
+float instruction_mxfp4(Model m, const uint8_t* a_packed, const uint8_t* a_scales, const uint8_t* b_packed,
+                        const uint8_t* b_scales, float c, bool use_c) {
+  if (m == Model::exact) throw InvalidInput("model", "exact is not an instruction (chain_dots_mxfp4 takes it)");
+  return detail::with_model(m, [&](auto trait) -> float {
+    using T = decltype(trait);
+    if constexpr (T::kOperands != Operands::mxfp4) {
+      throw InvalidInput("model", std::string(T::kName) + " is not block-scaled: use instruction");
+    } else {
+      thread_local detail::DecodedVector da, db;
+      detail::decode_lanes<T>(a_packed, a_scales, T::kK, da);
+      detail::decode_lanes<T>(b_packed, b_scales, T::kK, db);
+      return detail::chain_lanes<T>(da, db, 1, c, use_c, Accumulation::chained);
+    }
+  });
 }
 
-float chain_from(Model m, const uint8_t* a, const uint8_t* b, int k_len, float c) {
-  return scalar_chain(m, a, b, k_len, c, true);
+float chain(Model m, const uint8_t* a, const uint8_t* b, int k_len, Accumulation acc) {
+  return scalar_chain(m, a, b, k_len, 0.0f, false, acc);
+}
+
+float chain_from(Model m, const uint8_t* a, const uint8_t* b, int k_len, float c, Accumulation acc) {
+  return scalar_chain(m, a, b, k_len, c, true, acc);
 }
 
 }  // namespace dsa::mma

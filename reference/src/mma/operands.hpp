@@ -1,4 +1,5 @@
-// Decoded fp8 operands of the matrix-unit models (internal).
+// Decoded operands of the matrix-unit models (internal): fp8 codes, and the
+// e2m1 elements and ue8m0 scales of MXFP4.
 //
 // Every e4m3fn / e4m3fnuz value is an integer multiple of 2^-10, so a code
 // decodes to a magnitude in fixed point (|v| * 2^10, at most 448 * 2^10 <
@@ -54,5 +55,12 @@ struct Fp32Parts {
   int align = 0;
 };
 Fp32Parts split_fp32(float v);  // v finite
+
+// MXFP4: an e2m1 nibble as a signed value in units of 1/2 ({0, 1, 2, 3, 4, 6, 8, 12});
+// its products are integers in units of 1/4. One ue8m0 scale per 32 elements.
+inline constexpr int8_t kE2m1Halves[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+inline constexpr int kMxfp4Block = 32;
+inline constexpr int kUe8m0Bias = 127;
+inline constexpr uint8_t kUe8m0Nan = 0xff;
 
 }  // namespace dsa::mma::detail

@@ -14,7 +14,7 @@ int bit_width_u128(unsigned __int128 v) {
 
 }  // namespace
 
-float round_scaled(__int128 sig, int exp, Rounding mode, int precision) {
+float round_scaled(__int128 sig, int exp, Rounding mode, int precision, OverflowTo overflow) {
   if (sig == 0) return 0.0f;
   const bool negative = sig < 0;
   unsigned __int128 mag = negative ? -(unsigned __int128)(sig) : (unsigned __int128)(sig);
@@ -48,7 +48,7 @@ float round_scaled(__int128 sig, int exp, Rounding mode, int precision) {
   kept += round_up;  // may carry into a new binade: still exact in float
   const float magnitude = kept == 0 ? 0.0f : std::ldexp(float(kept), lsb);
   float result = magnitude;
-  if (std::isinf(magnitude)) {
+  if (std::isinf(magnitude) && overflow == OverflowTo::rounding_mode) {
     const float max_finite = std::numeric_limits<float>::max();
     switch (mode) {
       case Rounding::nearest_even:

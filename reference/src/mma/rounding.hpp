@@ -12,13 +12,19 @@ enum class Rounding : uint8_t {
   toward_neg_inf,
 };
 
+// What a result beyond the largest finite value becomes.
+enum class OverflowTo : uint8_t {
+  rounding_mode,  // IEEE for the mode (nearest: inf; toward zero: the largest finite
+                  // value; toward -inf: the largest finite value if positive, -inf if negative)
+  infinity,       // +-inf whatever the mode (MMA-Sim's block-scaled result: a double cast to fp32)
+};
+
 // The fp32 value of sig * 2^exp rounded to `precision` significant bits
 // (24: fp32; 14: the e8m13 of Hopper's fp8 accumulator) with fp32's exponent
 // range: below 2^-126 the grid is fixed at 2^(-126 - precision + 1), as fp32
-// subnormals are. Overflow follows IEEE for the mode (nearest: inf; toward
-// zero: the largest finite value; toward -inf: the largest finite value if
-// positive, -inf if negative). sig = 0 gives +0.
-float round_scaled(__int128 sig, int exp, Rounding mode, int precision = 24);
+// subnormals are. sig = 0 gives +0.
+float round_scaled(__int128 sig, int exp, Rounding mode, int precision = 24,
+                   OverflowTo overflow = OverflowTo::rounding_mode);
 
 // The same for the sums of the hot loops (|sig| < 2^53), fast where the result
 // is a normal fp32: every step below is exact, the rounding is done on the

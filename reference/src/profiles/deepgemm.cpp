@@ -79,13 +79,14 @@ Profile deepgemm_sm100_bf16() {
       "DeepGEMM impls/sm100_mqa_logits.cuh with bf16 weights (the unified bf16 reduction, selected by the "
       "weights dtype in csrc/apis/attention.hpp, which then requires bf16 logits; the SM100 sparse path "
       "and DeepGEMM's test require its logits bitwise equal to the dense ones) (SPEC 7, 8). q.k by tcgen05 "
-      "(kind::f8f6f4 for e4m3fn; block-scaled kind::mxf4 for MXFP4, whose ue8m0 scales are inside the "
-      "MMA). r = cvt.rn.relu.bf16x2.f32(acc) (relu then one rounding to bf16; NaN stays NaN); __hfma2 "
+      "(kind::f8f6f4 for e4m3fn; block-scaled kind::mxf4 K = 64 for MXFP4, whose ue8m0 scales are inside "
+      "the MMA). r = cvt.rn.relu.bf16x2.f32(acc) (relu then one rounding to bf16; NaN stays NaN); __hfma2 "
       "chains from +0: sum_0 = heads (4g, 4g+1), sum_1 = heads (4g+2, 4g+3); __hadd2_rn(sum_0, sum_1); "
       "__hadd_rn(x, y); for e4m3fn times the K scale cast to bf16, a bf16 multiply; MXFP4 has no scale "
       "multiply. Every step one bf16 rounding. The API accepts fp8 with bf16 weights, so e4m3fn is taken "
       "too. READ FROM SOURCE ONLY: no B200 here.";
   p.mma = mma::Model::sm100_tcgen05_f8f6f4_e4m3;
+  p.mma_mxfp4 = mma::Model::sm100_tcgen05_mxf4_k64;
   p.elements = {ElementFormat::e4m3fn, ElementFormat::mxfp4};
   p.weights = Precision::bf16;
   p.logits = Precision::bf16;

@@ -25,13 +25,18 @@ enum class DumpFormat : uint8_t {
 std::string_view to_string(DumpFormat f);
 DumpFormat parse_dump_format(std::string_view name);  // throws InvalidInput("format", ...)
 
-// One record: A[m][k] and B[n][k] codes, then fp32 arrays [m][n] (C, D for
-// single; C, Dc, D0, Ds[k / instruction_k] for chain), then the trailer.
+// One record: A's codes, A's scales (MXFP4 only), B's codes, B's scales, then
+// fp32 arrays [m][n] (C, D for single; C, Dc, D0, Ds[k / instruction_k] for
+// chain), then the trailer. An fp8 row is k codes; an MXFP4 row is k / 2 bytes
+// of e2m1 pairs (low nibble = even k), its scales k / 32 ue8m0 codes.
 struct DumpLayout {
-  int m = 0, n = 0, k = 0;   // k: the instruction's K (single) or the chain's K (chain)
-  bool has_mode = true;      // an i32 mode after the arrays (else mode = record index % 4)
-  bool has_scale_d = false;  // an i32 scale_d after the mode (0: C is ignored)
-  int trailing_bytes = 0;    // padding after the mode (and scale_d)
+  int m = 0, n = 0, k = 0;  // k: the instruction's K (single) or the chain's K (chain)
+  Operands operands = Operands::e4m3fn;
+  bool has_mode = true;         // an i32 mode after the arrays (else mode = record index % 4)
+  bool has_scale_d = false;     // an i32 scale_d after the mode (0: C is ignored)
+  int trailing_bytes = 0;       // padding after the mode (and scale_d)
+  int64_t code_bytes() const;   // of one row of A or B
+  int64_t scale_bytes() const;  // of one row's scales (0 for fp8)
   int64_t record_bytes(Model model, DumpFormat format) const;
 };
 
