@@ -61,7 +61,7 @@ void head_dots(const DecodeProblem& p, const Profile& profile, int64_t row, cons
       }
     }
   } else {
-    mma::chain_dots_mxfp4(profile.mma, p.q.data() + size_t(row) * H * (D / 2),
+    mma::chain_dots_mxfp4(profile.mma_for(p.element), p.q.data() + size_t(row) * H * (D / 2),
                           p.q_block_scales.data() + size_t(row) * H * (D / 32), H, g.codes.data(),
                           g.block_scales.data(), T, D, per_token.data());
   }
