@@ -2,24 +2,35 @@
 # Installs the dependencies, builds what the tests need and runs them with
 # ctest: once in a Release build, once more under AddressSanitizer and
 # UndefinedBehaviorSanitizer (set DSA_SKIP_SANITIZERS=1 to skip that part).
+# Each phase prints its wall time, so a slow CI says where its time went.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs="$(nproc)"
+phase_start=$SECONDS
+phase() {  # phase NAME: closes the previous phase's clock, opens NAME's
+  echo "== (previous phase: $((SECONDS - phase_start)) s) $1"
+  phase_start=$SECONDS
+}
+
+phase "dependencies"
 bash scripts/install-deps.sh
 
-echo "== Release build and tests"
+phase "Release build"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$jobs"
+phase "Release tests"
 # Idle OpenMP threads must not spin while ctest runs tests side by side.
 export OMP_WAIT_POLICY=passive
 ctest --test-dir build -j"$jobs" --output-on-failure --timeout 600
 
 if [ "${DSA_SKIP_SANITIZERS:-0}" != 1 ]; then
-  echo "== ASan + UBSan build and tests"
+  phase "ASan + UBSan build"
   # CUDA is built (sm_90a, sm_100a) and its CPU-side tests run in the Release build above; nvcc code
   # is not instrumented, so the sanitizer build leaves it out.
   cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Release -DDSA_SANITIZE=ON -DDSA_BUILD_BENCH=OFF -DDSA_CUDA=OFF
   cmake --build build-sanitize -j"$jobs"
+  phase "ASan + UBSan tests"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     DSA_SANITIZED=1 ctest --test-dir build-sanitize -j"$jobs" --output-on-failure --timeout 1200
 fi
+phase "done (total $SECONDS s)"
