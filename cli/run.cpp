@@ -64,14 +64,13 @@ CaseResult run_case(const std::string& name, const SyntheticDecodeConfig& config
   const Profile& exact = find_profile("exact");
   const auto t0 = std::chrono::steady_clock::now();
   // Poisoned buffers, as every harness gives them: an entry left unwritten differs from the brute force.
-  Logits logits{problem.rows(), problem.logits_width, std::vector<float>(size_t(problem.rows() * problem.logits_width))};
+  Logits logits = oracle::poisoned_logits(problem.rows(), problem.logits_width);
   if (impl.logits) {
-    oracle::fill_poison(logits.values);
     impl.ops->decode_logits(problem, exact, logits);
   } else {
     logits = decode_logits(problem, exact).logits;
   }
-  TopkIndices topk{problem.rows(), k, std::vector<int32_t>(size_t(problem.rows()) * size_t(k), oracle::kPoisonI32)};
+  TopkIndices topk = oracle::poisoned_topk(problem.rows(), k);
   if (impl.topk)
     impl.ops->topk(logits, topk_row_bounds(problem), topk);
   else

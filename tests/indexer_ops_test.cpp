@@ -62,15 +62,8 @@ TEST(IndexerOpsForwarding, DefaultsToTheReference) {
 
 // ---- The reference's ops.
 
-Logits poisoned_logits(int64_t rows, int64_t width) {
-  Logits l{rows, width, std::vector<float>(size_t(rows * width))};
-  oracle::fill_poison(l.values);
-  return l;
-}
-
-TopkIndices poisoned_topk(int64_t rows, int32_t k) {
-  return {rows, k, std::vector<int32_t>(size_t(rows) * size_t(k), oracle::kPoisonI32)};
-}
+using oracle::poisoned_logits;
+using oracle::poisoned_topk;
 
 void expect_same_bits(const Logits& a, const Logits& b) {
   ASSERT_EQ(a.rows, b.rows);
@@ -281,9 +274,7 @@ TEST(ReferenceOps, SparseOpsAreTheSm100Functions) {
   auto ops = make_reference_ops();
 
   const SparseBlocks want = expand_candidate_blocks(p, c);
-  SparseBlocks sparse{3, want.num_sparse, want.sparse_block_kv,
-                      std::vector<int32_t>(want.ids.size(), oracle::kPoisonI32),
-                      std::vector<int32_t>(3, oracle::kPoisonI32)};
+  SparseBlocks sparse = oracle::poisoned_sparse(3, want.num_sparse, want.sparse_block_kv);
   ops->expand_candidate_blocks(c, topk_row_bounds(p), sparse);
   EXPECT_EQ(sparse.ids, want.ids);
   EXPECT_EQ(sparse.end, want.end);

@@ -16,8 +16,7 @@ using twins_testing::kInf;
 
 oracle::SelectionVerdict selection_verdict(IndexerOps& ops, const Logits& logits, const RowBounds& bounds,
                                            int32_t block_size, int32_t slots) {
-  CandidateBlocks out{logits.rows, slots, block_size, std::vector<int32_t>(size_t(logits.rows) * size_t(slots))};
-  oracle::fill_poison(std::span<int32_t>(out.blocks));
+  CandidateBlocks out = oracle::poisoned_blocks(logits.rows, slots, block_size);
   ops.candidate_select(logits, bounds, out);
   const Logits scores = oracle::candidate_block_scores(logits, block_size, bounds);
   return oracle::check_candidate_blocks(oracle::IndexMatrix{out.blocks, out.rows, out.slots}, scores);
@@ -43,8 +42,7 @@ TEST(MutantCandidates, MaskLeaksPastTheRowEnd) {
   std::vector<float> v = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1e30f, kInf};
   const Logits l{1, 12, v};
   const CandidateBlocks cand{1, 2, 4, {2, 0}};
-  TopkIndices out{1, 3, std::vector<int32_t>(3)};
-  oracle::fill_poison(std::span<int32_t>(out.indices));
+  TopkIndices out = oracle::poisoned_topk(1, 3);
   m->candidate_topk(l, RowBounds{{0}, {10}}, cand, out);
   // candidate_topk_agrees: the top-k rule over the candidate columns 0..3, 8, 9.
   const std::vector<int64_t> cols = {0, 1, 2, 3, 8, 9};

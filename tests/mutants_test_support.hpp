@@ -22,11 +22,7 @@ inline const fuzz::Mutant& mutant(const std::string& name) {
 
 inline std::unique_ptr<IndexerOps> make(const std::string& name) { return mutant(name).make(); }
 
-inline Logits poisoned_logits(int64_t rows, int64_t width) {
-  Logits l{rows, width, std::vector<float>(size_t(rows * width))};
-  oracle::fill_poison(std::span<float>(l.values));
-  return l;
-}
+using oracle::poisoned_logits;
 
 // An implementation's decode logits, into a poisoned buffer.
 inline Logits run_decode(IndexerOps& ops, const DecodeProblem& p, const Profile& profile) {

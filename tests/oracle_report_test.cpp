@@ -68,6 +68,30 @@ TEST(OraclePoison, SurvivorsAreReportedWithTheirPositions) {
   EXPECT_EQ(iv.first_survivors.at(0).col, 3);
 }
 
+TEST(OraclePoison, PoisonedBuffersHaveTheOpsShapeAndNothingWritten) {
+  const Logits f32 = poisoned_logits(2, 3);
+  EXPECT_EQ(f32.rows, 2);
+  EXPECT_EQ(f32.width, 3);
+  EXPECT_EQ(check_written(f32, "logits").survivors, 6);
+  const Logits bf16 = poisoned_logits(1, 4, kPoisonBf16AsF32Bits);
+  EXPECT_EQ(check_written(bf16, "sparse_logits", kPoisonBf16AsF32Bits).survivors, 4);
+  EXPECT_EQ(check_written(bf16, "sparse_logits", kPoisonF32Bits).survivors, 0);  // another pattern
+
+  const TopkIndices t = poisoned_topk(3, 2);
+  EXPECT_EQ(check_written(view(t), "topk_indices").survivors, 6);
+  const CandidateBlocks b = poisoned_blocks(2, 3, 8);
+  EXPECT_EQ(b.block_size, 8);
+  EXPECT_EQ(check_written(view(b), "candidate_blocks").survivors, 6);
+  const SparseBlocks s = poisoned_sparse(2, 4, 16);
+  EXPECT_EQ(s.width(), 64);
+  EXPECT_EQ(check_written(IndexMatrix{s.ids, s.rows, s.num_sparse}, "sparse_block_ids").survivors, 8);
+  EXPECT_EQ(check_written(IndexMatrix{s.end, s.rows, 1}, "sparse_end").survivors, 2);
+
+  EXPECT_EQ(poisoned_topk(0, 4).indices.size(), 0u);
+  EXPECT_THROW(poisoned_logits(-1, 3), InvalidInput);
+  EXPECT_THROW(poisoned_topk(2, -1), InvalidInput);
+}
+
 Report failing_report() {
   const Logits expected = make_logits(2, 3, {1, 2, testing::kNaN, 4, 5, 6});
   Logits actual = expected;

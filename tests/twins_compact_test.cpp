@@ -33,11 +33,8 @@ CandidateBlocks random_blocks(int64_t rows, int64_t row_width, int32_t S, int32_
   return cand;
 }
 
-Logits poisoned(int64_t rows, int64_t width) {
-  Logits l{rows, width, std::vector<float>(size_t(rows * width))};
-  oracle::fill_poison(std::span<float>(l.values));
-  return l;
-}
+using oracle::poisoned_logits;
+using oracle::poisoned_topk;
 
 TEST(TwinCompact, CompactLogitsAreTheReferenceBitForBit) {
   auto ops = make_cpu_compact_candidates();
@@ -48,7 +45,7 @@ TEST(TwinCompact, CompactLogitsAreTheReferenceBitForBit) {
       DecodeProblem p = testing::small_decode_problem(e, testing::heads_for(profile), 128, {300, 77, 0}, 2, ++seed);
       Rng rng(seed);
       const CandidateBlocks cand = random_blocks(p.rows(), p.logits_width, 16, 9, rng);
-      Logits got = poisoned(p.rows(), int64_t(cand.slots) * cand.block_size);
+      Logits got = poisoned_logits(p.rows(), int64_t(cand.slots) * cand.block_size);
       ops->compact_candidate_logits(p, profile, cand, got);
       const Logits want = compact_candidate_logits(p, profile, cand);
       oracle::LogitsCheckOptions options;
@@ -82,7 +79,7 @@ TEST(TwinCompact, CompactLogitsOfEveryLayoutAndPageSize) {
     if (shape.layout == CacheLayout::preshuffle) p.cache = relayout(p.cache, CacheLayout::preshuffle);
     Rng rng(seed);
     const CandidateBlocks cand = random_blocks(p.rows(), p.logits_width, shape.S, 7, rng);
-    Logits got = poisoned(p.rows(), int64_t(cand.slots) * cand.block_size);
+    Logits got = poisoned_logits(p.rows(), int64_t(cand.slots) * cand.block_size);
     ops->compact_candidate_logits(p, profile, cand, got);
     oracle::LogitsCheckOptions options;
     options.poison_bits = oracle::kPoisonF32Bits;
@@ -146,8 +143,7 @@ TEST(TwinCompact, CandidateTopkOverTheCandidateColumns) {
       const int64_t start = kind == RowKind::quantized ? 13 : 0;
       const TopkCase c = make_case(lens, 220, kind, rng, start);
       const CandidateBlocks cand = random_blocks(c.logits.rows, 200, 8, int32_t(pick.uniform_int(1, 12)), rng);
-      TopkIndices got{c.logits.rows, k, std::vector<int32_t>(size_t(c.logits.rows) * size_t(k))};
-      oracle::fill_poison(std::span<int32_t>(got.indices));
+      TopkIndices got = poisoned_topk(c.logits.rows, k);
       ops->candidate_topk(c.logits, c.bounds, cand, got);
       EXPECT_TRUE(candidate_topk_correct(got, c.logits, c.bounds, cand)) << to_string(kind) << " k " << k;
       // Distinct values: the same set as the reference.
@@ -168,9 +164,8 @@ TEST(TwinCompact, FusedLaunchIsItsCompactLogitsAndTheirTopk) {
   Rng rng(17);
   const CandidateBlocks cand = random_blocks(p.rows(), p.logits_width, 8, 9, rng);
   for (const int k : {1, 12, 512}) {
-    Logits compact = poisoned(p.rows(), int64_t(cand.slots) * cand.block_size);
-    TopkIndices chosen{p.rows(), k, std::vector<int32_t>(size_t(p.rows()) * size_t(k))};
-    oracle::fill_poison(std::span<int32_t>(chosen.indices));
+    Logits compact = poisoned_logits(p.rows(), int64_t(cand.slots) * cand.block_size);
+    TopkIndices chosen = poisoned_topk(p.rows(), k);
     ops->candidate_logits_top_k(p, profile, cand, compact, chosen);
     const auto lens = visible_lens(p);
     const auto views = oracle::compact_views(compact, compact_candidate_logits(p, profile, cand), cand, lens);

@@ -110,8 +110,7 @@ inline TopkCase make_case(const std::vector<int64_t>& lens, int64_t width, RowKi
 
 // The indices an implementation writes into a poisoned [rows][k] buffer.
 inline TopkIndices run_topk(IndexerOps& ops, const Logits& logits, const RowBounds& bounds, int k) {
-  TopkIndices out{logits.rows, k, std::vector<int32_t>(size_t(logits.rows) * size_t(k))};
-  oracle::fill_poison(std::span<int32_t>(out.indices));
+  TopkIndices out = oracle::poisoned_topk(logits.rows, k);
   ops.topk(logits, bounds, out);
   return out;
 }

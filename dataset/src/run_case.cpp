@@ -13,14 +13,10 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-Logits poisoned_logits(int64_t rows, int64_t width, bool bf16) {
-  Logits l{rows, width, std::vector<float>(size_t(rows) * size_t(width))};
-  oracle::fill_poison(l.values, bf16 ? oracle::kPoisonBf16AsF32Bits : oracle::kPoisonF32Bits);
-  return l;
-}
+using oracle::poisoned_topk;
 
-TopkIndices poisoned_topk(int64_t rows, int32_t k) {
-  return {rows, k, std::vector<int32_t>(size_t(rows) * size_t(k), oracle::kPoisonI32)};
+Logits poisoned_logits(int64_t rows, int64_t width, bool bf16) {
+  return oracle::poisoned_logits(rows, width, bf16 ? oracle::kPoisonBf16AsF32Bits : oracle::kPoisonF32Bits);
 }
 
 // Raised inside a stage when the implementation cannot take it.
@@ -131,9 +127,8 @@ private:
       case GoldenOp::candidate_select: {
         const auto values = logits();
         if (!values) return;
-        CandidateBlocks out{c_.rows(), c_.settings.candidate_topk_blocks, c_.settings.candidate_block_size,
-                            std::vector<int32_t>(size_t(c_.rows()) * size_t(c_.settings.candidate_topk_blocks),
-                                                 oracle::kPoisonI32)};
+        CandidateBlocks out =
+            oracle::poisoned_blocks(c_.rows(), c_.settings.candidate_topk_blocks, c_.settings.candidate_block_size);
         if (stage(Op::candidate_select, false,
                   [&] { impl_.candidate_select(*values, candidate_row_bounds(*c_.decode), out); }))
           run_.outputs.candidate_blocks = out;
@@ -196,9 +191,7 @@ private:
     {
       const int32_t sbk = pick_sparse_block_kv(cand.block_size);
       const int32_t num_sparse = cand.slots * (cand.block_size / sbk);
-      SparseBlocks out{c_.rows(), num_sparse, sbk,
-                       std::vector<int32_t>(size_t(c_.rows()) * size_t(num_sparse), oracle::kPoisonI32),
-                       std::vector<int32_t>(size_t(c_.rows()), oracle::kPoisonI32)};
+      SparseBlocks out = oracle::poisoned_sparse(c_.rows(), num_sparse, sbk);
       if (stage(Op::expand_candidate_blocks, false, [&] { impl_.expand_candidate_blocks(cand, topk_row_bounds(p), out); })) {
         run_.outputs.sparse_blocks = out;
         blocks = std::move(out);

@@ -15,30 +15,9 @@
 
 namespace dsa::fuzz::detail {
 
-TopkIndices poisoned_topk(int64_t rows, int32_t k) {
-  TopkIndices t;
-  t.rows = rows;
-  t.k = k;
-  t.indices.assign(size_t(rows) * size_t(k), oracle::kPoisonI32);
-  return t;
-}
-
 Outcome Verdicts::outcome(const char* ops) const {
   if (!failures.empty()) return failed(fmt::format("{}", fmt::join(failures, "\n")));
   return any_supported ? passed() : unsupported(ops);
-}
-
-Logits poisoned_bf16_logits(int64_t rows, int64_t width) {
-  Logits l = poisoned_logits(rows, width);
-  oracle::fill_poison(l.values, oracle::kPoisonBf16AsF32Bits);
-  return l;
-}
-
-SparseBlocks poisoned_sparse(const SparseBlocks& shape) {
-  SparseBlocks s = shape;
-  std::fill(s.ids.begin(), s.ids.end(), oracle::kPoisonI32);
-  std::fill(s.end.begin(), s.end.end(), oracle::kPoisonI32);
-  return s;
 }
 
 std::optional<SparseBlocks> reference_sparse(const DecodeProblem& problem, const CandidateBlocks& candidates) {
@@ -56,24 +35,6 @@ TopkIndices draw_index_rows(int64_t rows, int32_t k, uint64_t seed) {
   Rng rng = stream({seed, 0, kPadded, 0});
   for (auto& i : t.indices) i = int32_t(rng.uniform_int(-1, 999));
   return t;
-}
-
-CandidateBlocks poisoned_blocks(int64_t rows, int32_t slots, int32_t block_size) {
-  CandidateBlocks b;
-  b.rows = rows;
-  b.slots = slots;
-  b.block_size = block_size;
-  b.blocks.assign(size_t(rows) * size_t(slots), oracle::kPoisonI32);
-  return b;
-}
-
-Logits poisoned_logits(int64_t rows, int64_t width) {
-  Logits l;
-  l.rows = rows;
-  l.width = width;
-  l.values.resize(size_t(rows) * size_t(width));
-  oracle::fill_poison(l.values);
-  return l;
 }
 
 std::string compare_selections(const TopkIndices& a, const std::string& a_name, const TopkIndices& b,

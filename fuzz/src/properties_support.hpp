@@ -42,11 +42,17 @@ struct Verdicts {
 };
 
 // Output buffers pre-filled with the oracle's poison (oracle/poison.hpp).
-TopkIndices poisoned_topk(int64_t rows, int32_t k);
-CandidateBlocks poisoned_blocks(int64_t rows, int32_t slots, int32_t block_size);
-Logits poisoned_logits(int64_t rows, int64_t width);
-Logits poisoned_bf16_logits(int64_t rows, int64_t width);  // bf16 values in fp32 storage (the sparse logits)
-SparseBlocks poisoned_sparse(const SparseBlocks& shape);    // ids and end poisoned, the shape of `shape`
+using oracle::poisoned_blocks;
+using oracle::poisoned_logits;
+using oracle::poisoned_topk;
+// bf16 values in fp32 storage (the sparse logits).
+inline Logits poisoned_bf16_logits(int64_t rows, int64_t width) {
+  return poisoned_logits(rows, width, oracle::kPoisonBf16AsF32Bits);
+}
+// Ids and end poisoned, the shape of `shape`.
+inline SparseBlocks poisoned_sparse(const SparseBlocks& shape) {
+  return oracle::poisoned_sparse(shape.rows, shape.num_sparse, shape.sparse_block_kv);
+}
 
 // The SM100 sparse form of a decode step's candidates (the reference's
 // expansion over [0, L_r)), when the candidate block size takes one (a

@@ -16,6 +16,34 @@ void fill_poison(std::span<int32_t> values, int32_t poison) { std::fill(values.b
 
 namespace {
 
+size_t entries(int64_t rows, int64_t cols, const char* name) {
+  if (rows < 0 || cols < 0) throw InvalidInput(name, fmt::format("a poisoned buffer of [{}][{}]", rows, cols));
+  return size_t(rows) * size_t(cols);
+}
+
+}  // namespace
+
+Logits poisoned_logits(int64_t rows, int64_t width, uint32_t bits) {
+  Logits l{rows, width, std::vector<float>(entries(rows, width, "logits"))};
+  fill_poison(l.values, bits);
+  return l;
+}
+
+TopkIndices poisoned_topk(int64_t rows, int32_t k) {
+  return {rows, k, std::vector<int32_t>(entries(rows, k, "topk_indices"), kPoisonI32)};
+}
+
+CandidateBlocks poisoned_blocks(int64_t rows, int32_t slots, int32_t block_size) {
+  return {rows, slots, block_size, std::vector<int32_t>(entries(rows, slots, "candidate_blocks"), kPoisonI32)};
+}
+
+SparseBlocks poisoned_sparse(int64_t rows, int32_t num_sparse, int32_t sparse_block_kv) {
+  return {rows, num_sparse, sparse_block_kv, std::vector<int32_t>(entries(rows, num_sparse, "sparse_blocks"), kPoisonI32),
+          std::vector<int32_t>(entries(rows, 1, "sparse_blocks"), kPoisonI32)};
+}
+
+namespace {
+
 // Scans row r's columns [begin, end) for `is_poison`.
 template <class IsPoison>
 void scan_row(WrittenVerdict& v, int64_t r, int64_t begin, int64_t end, size_t listed, IsPoison&& is_poison) {

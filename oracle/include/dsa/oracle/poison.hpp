@@ -23,6 +23,7 @@
 
 #include "dsa/logits.hpp"
 #include "dsa/oracle/rows.hpp"
+#include "dsa/sparse_sm100.hpp"
 
 namespace dsa::oracle {
 
@@ -33,6 +34,13 @@ inline constexpr int32_t kPoisonI32 = INT32_MIN + 0x5A5A;
 
 void fill_poison(std::span<float> values, uint32_t bits = kPoisonF32Bits);
 void fill_poison(std::span<int32_t> values, int32_t poison = kPoisonI32);
+
+// Output buffers as every harness hands them to a kernel: the shape the op
+// writes, every entry poisoned. Throws InvalidInput for a negative size.
+Logits poisoned_logits(int64_t rows, int64_t width, uint32_t bits = kPoisonF32Bits);  // bf16: kPoisonBf16AsF32Bits
+TopkIndices poisoned_topk(int64_t rows, int32_t k);
+CandidateBlocks poisoned_blocks(int64_t rows, int32_t slots, int32_t block_size);
+SparseBlocks poisoned_sparse(int64_t rows, int32_t num_sparse, int32_t sparse_block_kv);  // ids and end
 
 struct PoisonSite {
   int64_t row = 0;
