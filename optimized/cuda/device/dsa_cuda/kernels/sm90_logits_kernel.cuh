@@ -163,32 +163,49 @@ __global__ void __launch_bounds__(kLogitsThreads, 1) sm90_logits_kernel(const __
   // Math warpgroups. Each takes its units two at a time (the standard variant): both units' wgmma
   // chains issue back to back before one wait, and their two head sums give the scheduler twice the
   // independent work, so the tensor-core latency and the epilogue's dependency chains overlap.
+  // The math warps issue at about half their peak rate (ncu, bench/gpu/RESULTS.md), so the work per
+  // unit outside the wgmma and the head sum is kept to a few instructions: the ring position advances
+  // without a division, a paged or prefill unit's positions follow from its first entry, and each
+  // lane stores one logit (lane 0 of a quad token0's, lane 1 token1's).
   const uint32_t quad_lane = lane % 4;
   const int32_t token0 = int32_t(warp * 16 + lane / 4), token1 = token0 + 8;
+  const int32_t my_token = quad_lane == 0 ? token0 : token1;
+  const bool storer = quad_lane < 2;
+  // compact: the candidate block (of the unit's blocks_per_unit) holding my_token, and its offset there.
+  const int32_t my_block = my_token / p.block, my_offset = my_token % p.block;
   int32_t* row_bounds = reinterpret_cast<int32_t*>(smem + layout.bounds_offset) + warpgroup * 2 * 2 * kMaxRows;
   constexpr int32_t kUnitsPerStep = (kAccurate || kRowPairs) ? 1 : 2;
   constexpr int32_t kRowStep = kRowPairs ? 2 : 1;
+  constexpr uint32_t kAdvance = uint32_t(kUnitsPerStep * kMathWarpgroups);  // <= S (the host asks for 8 stages)
 
   struct Unit {
     const uint8_t* tile;
     float scale0, scale1;
-    int32_t pos0, pos1, first, k;
+    int32_t pos;    // my_token's entry position (-1: none); compact: its candidate entry, or -1
+    int32_t first;  // the unit's first entry position (paged, prefill)
+    int32_t k;      // the unit's index in its segment
     uint32_t stage;
   };
   const int32_t walk_begin = scheduler::SegmentWalk(p).begin;
-  const auto open = [&](int32_t local, int32_t seg_first) {
+  const auto open = [&](int32_t local, uint32_t stage, uint32_t phase, int32_t seg_first) {
     Unit x;
     x.k = walk_begin + local - seg_first;
-    x.stage = uint32_t(local) % S;
-    ptx::mbar_wait(&full[x.stage], (uint32_t(local) / S) & 1);
-    x.tile = smem + layout.tile_offset + x.stage * layout.tile_bytes;
-    x.scale0 = scales[x.stage * kUnit + token0];
-    x.scale1 = scales[x.stage * kUnit + token1];
-    const int32_t base0 = block_pos[x.stage * kMaxBlocksPerUnit + token0 / p.block];
-    const int32_t base1 = block_pos[x.stage * kMaxBlocksPerUnit + token1 / p.block];
-    x.pos0 = base0 < 0 ? -1 : base0 + token0 % p.block;
-    x.pos1 = base1 < 0 ? -1 : base1 + token1 % p.block;
-    x.first = block_pos[x.stage * kMaxBlocksPerUnit];
+    x.stage = stage;
+    ptx::mbar_wait(&full[stage], phase);
+    x.tile = smem + layout.tile_offset + stage * layout.tile_bytes;
+    x.scale0 = scales[stage * kUnit + token0];
+    x.scale1 = scales[stage * kUnit + token1];
+    if constexpr (kMode == LogitsMode::paged) {
+      x.first = x.k * kUnit;  // unit k is page k of the request, always loaded
+      x.pos = x.first + my_token;
+    } else if constexpr (kMode == LogitsMode::prefill) {
+      x.first = block_pos[stage * kMaxBlocksPerUnit];
+      x.pos = x.first + my_token;
+    } else {
+      const int32_t base = block_pos[stage * kMaxBlocksPerUnit + my_block];
+      x.first = 0;
+      x.pos = base < 0 ? -1 : base + my_offset;
+    }
     return x;
   };
   // Whether a unit holds entries of the window [lo, hi) (compact units are not contiguous: always).
@@ -202,15 +219,13 @@ __global__ void __launch_bounds__(kLogitsThreads, 1) sm90_logits_kernel(const __
       Mma::mma(layout::kmajor_descriptor<kHeadDim>(x.tile, s * 32), layout::kmajor_descriptor<kHeadDim>(q_rows, s * 32),
                acc, s > 0 ? 1u : 0u);
   };
-  const auto finish = [&](const Unit& x, const float* acc, const float* w_row, int32_t row, int32_t lo, int32_t hi) {
+  const auto finish = [&](const Unit& x, const float* acc, const float* w_row, float* out_row, int32_t lo, int32_t hi) {
     const float2 v = epilogue::sm90_head_sum<kHeads>(acc, w_row, quad_lane, x.scale0, x.scale1);
-    float* out_row = p.out + int64_t(row) * p.out_stride;
+    const float mine = quad_lane == 0 ? v.x : v.y;
     if constexpr (kMode == LogitsMode::compact) {
-      if (quad_lane == 0 && x.pos0 >= 0 && x.pos0 < hi) out_row[x.k * kUnit + token0] = v.x;
-      if (quad_lane == 1 && x.pos1 >= 0 && x.pos1 < hi) out_row[x.k * kUnit + token1] = v.y;
+      if (storer && x.pos >= 0 && x.pos < hi) out_row[x.k * kUnit + my_token] = mine;
     } else {
-      if (quad_lane == 0 && x.pos0 >= lo && x.pos0 < hi) out_row[x.pos0] = v.x;
-      if (quad_lane == 1 && x.pos1 >= lo && x.pos1 < hi) out_row[x.pos1] = v.y;
+      if (storer && x.pos >= lo && x.pos < hi) out_row[x.pos] = mine;
     }
   };
 
@@ -243,14 +258,21 @@ __global__ void __launch_bounds__(kLogitsThreads, 1) sm90_logits_kernel(const __
     ptx::mbar_wait(&q_full[slot], (walk.ordinal >> 1) & 1);
     const uint8_t* q_tile = smem + layout.q_offset(slot);
     const float* w_tile = reinterpret_cast<const float*>(smem + layout.w_offset_of(slot));
+    float* const seg_out = p.out + int64_t(out_row0) * p.out_stride;
 
     const int32_t last = walk.last();
     int32_t first_local = u - walk.begin;
     first_local += (int32_t(warpgroup) - first_local % kMathWarpgroups + kMathWarpgroups) % kMathWarpgroups;
-    for (int32_t local = first_local; walk.begin + local < last; local += kUnitsPerStep * kMathWarpgroups) {
+    // The ring position of unit `local` (stage local % S, parity (local / S) & 1), advanced by kAdvance.
+    uint32_t stage = uint32_t(first_local) % S, phase = (uint32_t(first_local) / S) & 1;
+    for (int32_t local = first_local; walk.begin + local < last; local += int32_t(kAdvance)) {
       const bool pair = kUnitsPerStep == 2 && walk.begin + local + kMathWarpgroups < last;
-      const Unit a = open(local, seg_first);
-      const Unit b = pair ? open(local + kMathWarpgroups, seg_first) : a;
+      uint32_t stage_b = stage + kMathWarpgroups, phase_b = phase;
+      if (stage_b >= S) stage_b -= S, phase_b ^= 1;
+      const Unit a = open(local, stage, phase, seg_first);
+      const Unit b = pair ? open(local + kMathWarpgroups, stage_b, phase_b, seg_first) : a;
+      stage += kAdvance;
+      if (stage >= S) stage -= S, phase ^= 1;
       for (int32_t j = 0; j < rows; j += kRowStep) {
         const int32_t lo = bounds[2 * j], hi = bounds[2 * j + 1];
         const bool second_row = kRowPairs && j + 1 < rows;
@@ -268,8 +290,9 @@ __global__ void __launch_bounds__(kLogitsThreads, 1) sm90_logits_kernel(const __
           mma::wgmma_commit();
           mma::wgmma_wait<0>();
           mma::fence_operands(acc0);
-          if (sees(a, lo, hi)) finish(a, acc0, w_row, out_row0 + j, lo, hi);
-          if (second_row && sees(a, lo1, hi1)) finish(a, acc0 + kRowAccum, w_row + kHeads, out_row0 + j + 1, lo1, hi1);
+          float* const out_j = seg_out + int64_t(j) * p.out_stride;
+          if (sees(a, lo, hi)) finish(a, acc0, w_row, out_j, lo, hi);
+          if (second_row && sees(a, lo1, hi1)) finish(a, acc0 + kRowAccum, w_row + kHeads, out_j + p.out_stride, lo1, hi1);
         } else if constexpr (!kAccurate) {
           mma::fence_operands(acc0);
           mma::fence_operands(acc1);
@@ -282,8 +305,9 @@ __global__ void __launch_bounds__(kLogitsThreads, 1) sm90_logits_kernel(const __
           mma::wgmma_wait<0>();
           mma::fence_operands(acc0);
           mma::fence_operands(acc1);
-          if (run_a) finish(a, acc0, w_row, out_row0 + j, lo, hi);
-          if (run_b) finish(b, acc1, w_row, out_row0 + j, lo, hi);
+          float* const out_j = seg_out + int64_t(j) * p.out_stride;
+          if (run_a) finish(a, acc0, w_row, out_j, lo, hi);
+          if (run_b) finish(b, acc1, w_row, out_j, lo, hi);
         } else {
           // One unit; each k32 step from zero into one of two buffers, so that the fp32 add of step s
           // overlaps the wgmma of step s + 1.
@@ -311,7 +335,7 @@ __global__ void __launch_bounds__(kLogitsThreads, 1) sm90_logits_kernel(const __
             };
             if (s % 2 == 0) add(step0); else add(step1);
           }
-          finish(a, acc0, w_row, out_row0 + j, lo, hi);
+          finish(a, acc0, w_row, seg_out + int64_t(j) * p.out_stride, lo, hi);
         }
       }
       ptx::mbar_arrive(&empty[a.stage]);
