@@ -103,10 +103,11 @@ if [ ! -f "$dg_built" ] && [ -d "$dg_dir/deep_gemm" ]; then
   tar -C "$work" -I 'xz -T0 -1' -cf "$OUT/deepgemm-built.tar.xz" --exclude='DeepGEMM/third-party' --exclude='DeepGEMM/build' \
     DeepGEMM dg-jit 2>/dev/null
 fi
-# With NCU=1: the hardware counters of one launch of the main shape (ncu works on Firecracker machines).
+# With NCU=1: the hardware counters of one launch of the main shape (ncu works on Firecracker machines),
+# at next_n = NCU_NEXT_N (default 1).
 if [ "${NCU:-0}" = 1 ] && command -v ncu >/dev/null; then
   timeout 150 ncu --clock-control none --set full -k regex:sm90_logits_kernel -c 1 --print-details all \
-    "$B/logits_speed" --shapes 64:65536 --next-n 1 --iters 2 >"$OUT/logs/ncu.txt" 2>&1
+    "$B/logits_speed" --shapes 64:65536 --next-n "${NCU_NEXT_N:-1}" --iters 2 >"$OUT/logs/ncu.txt" 2>&1
   note "ncu: exit $? ($(grep -c . "$OUT/logs/ncu.txt") lines in logs/ncu.txt)"
 fi
 command -v cuobjdump >/dev/null && cuobjdump -sass "$B/logits_speed" 2>/dev/null | xz >"$OUT/logs/sass.txt.xz"
