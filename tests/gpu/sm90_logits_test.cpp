@@ -13,6 +13,7 @@
 #include "dsa/logits.hpp"
 #include "dsa/optimized/cuda/cuda_ops.hpp"
 #include "dsa/optimized/cuda/runtime.hpp"
+#include "dsa/optimized/cuda/sm90_logits.hpp"
 #include "dsa/oracle/float_bits.hpp"
 #include "dsa/oracle/logits_check.hpp"
 #include "dsa/oracle/poison.hpp"
@@ -158,6 +159,51 @@ std::vector<Shape> shapes() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Sm90Decode, ::testing::ValuesIn(shapes()), shape_name);
+
+// The kernels on one or two persistent blocks: each block takes a hundred units or more, so its ring
+// of stages (about 25) wraps several times, its math warpgroups take units in pairs, and a request
+// is split between blocks mid-way, as on the large shapes of the benchmark (the small steps of the
+// other tests leave every block at most one unit).
+class GridLimit {
+ public:
+  explicit GridLimit(int32_t blocks) { cuda::set_sm90_grid_limit(blocks); }
+  ~GridLimit() { cuda::set_sm90_grid_limit(0); }
+  GridLimit(const GridLimit&) = delete;
+  GridLimit& operator=(const GridLimit&) = delete;
+};
+
+TEST(Sm90FewBlocks, RingWrapsAndPairedUnitsStayBitExact) {
+  REQUIRE_SM90();
+  for (Sm90Variant v : {Sm90Variant::standard, Sm90Variant::accurate})
+    for (int32_t next_n : {1, 2})
+      for (int32_t blocks : {1, 2}) {
+        Rng rng(31 + next_n + 10 * blocks);
+        SyntheticDecodeConfig c;
+        c.batch = 2;
+        c.next_n = next_n;
+        c.heads = 64;
+        c.head_dim = 128;
+        c.seq_lens = {int32_t(3800 + rng.uniform_int(0, 63)), int32_t(3000 + rng.uniform_int(0, 63))};
+        const DecodeProblem p = make_decode_problem(c, rng);
+        const Profile& profile = kernel_profile(v);
+        const Logits expected = decode_logits(p, profile).logits;
+        Logits actual = poisoned(p.rows(), p.logits_width);
+        {
+          const GridLimit limit(blocks);
+          cuda::make_cuda_sm90_ops(v)->decode_logits(p, profile, actual);
+        }
+        oracle::LogitsCheckOptions options;
+        options.clean = true;
+        options.poison_bits = oracle::kPoisonF32Bits;
+        const auto verdict = oracle::check_logits(actual, expected, visible_lens(p), options);
+        EXPECT_TRUE(verdict.passed) << (v == Sm90Variant::accurate ? "accurate" : "standard") << " next_n " << next_n
+                                    << " on " << blocks << " blocks: " << describe(verdict);
+      }
+}
+
+TEST(Sm90FewBlocks, NegativeLimitIsInvalidInput) {
+  EXPECT_THROW(cuda::set_sm90_grid_limit(-1), InvalidInput);
+}
 
 TEST(Sm90Prefill, EqualsProfileBitForBit) {
   REQUIRE_SM90();

@@ -3,7 +3,28 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
+
+#include "dsa/error.hpp"
+#include "dsa/optimized/cuda/sm90_logits.hpp"
+
 namespace dsa::cuda {
+
+namespace {
+std::atomic<int32_t> grid_limit{0};
+}  // namespace
+
+void set_sm90_grid_limit(int32_t blocks) {
+  if (blocks < 0) throw InvalidInput("blocks", "must be 0 (one per SM) or positive, got " + std::to_string(blocks));
+  grid_limit = blocks;
+}
+
+namespace launch {
+int32_t grid_blocks(const DeviceInfo& d) {
+  const int32_t limit = grid_limit;
+  return limit > 0 && limit < d.sm_count ? limit : d.sm_count;
+}
+}  // namespace launch
 
 const DeviceInfo& device_info() {
   static const DeviceInfo info = [] {

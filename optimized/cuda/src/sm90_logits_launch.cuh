@@ -50,12 +50,15 @@ inline int32_t ring_stages(const DeviceInfo& d, int32_t heads, int32_t head_dim,
   return 0;
 }
 
+// Persistent blocks of a launch: one per SM, or fewer under set_sm90_grid_limit (tests).
+int32_t grid_blocks(const DeviceInfo& d);
+
 template <int kHeads, int kHeadDim, bool kAccurate, LogitsMode kMode, bool kRowPairs>
 void launch_kernel(const LogitsParams& p, const DeviceInfo& d, cudaStream_t stream) {
   const auto kernel = kernels::sm90_logits_kernel<kHeads, kHeadDim, kAccurate, kMode, kRowPairs>;
   const uint32_t smem = kernels::LogitsSmem(kHeads, kHeadDim, p.group_rows, p.stages).total;
   DSA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  kernel<<<d.sm_count, kernels::kLogitsThreads, smem, stream>>>(p);
+  kernel<<<grid_blocks(d), kernels::kLogitsThreads, smem, stream>>>(p);
   DSA_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -73,4 +73,9 @@ void sm90_prefill_schedule(const DevicePrefill& prefill, int32_t* schedule, void
 void sm90_prefill_logits(const DevicePrefill& prefill, Sm90Variant variant, const int32_t* schedule, float* out,
                          void* stream);
 
+// For tests: the logits kernels run on at most `blocks` persistent blocks (0, the default: one per
+// SM), so that a problem small enough for the reference still makes each block's ring of stages wrap
+// many times and its math warpgroups take units in pairs, as the large shapes do.
+void set_sm90_grid_limit(int32_t blocks);
+
 }  // namespace dsa::cuda
