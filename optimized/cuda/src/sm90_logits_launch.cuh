@@ -40,14 +40,11 @@ inline void require_shape(int32_t heads, int32_t head_dim) {
   if (head_dim != 64 && head_dim != 128) refuse("takes D 64 or 128, got " + std::to_string(head_dim));
 }
 
-// Stages of the K ring that fit beside the two Q buffers (at most 32; at least 8, so that a math
-// warpgroup's step of kMathWarpgroups * 2 units advances the ring by less than its length).
+// Stages of the K ring (kernels::ring_length: a multiple of the pipelines, as deep as fits).
 inline int32_t ring_stages(const DeviceInfo& d, int32_t heads, int32_t head_dim, int32_t group_rows) {
-  static_assert(2 * kernels::kMathWarpgroups <= 8, "the ring's smallest length");
-  for (int32_t s = 32; s >= 8; --s)
-    if (kernels::LogitsSmem(heads, head_dim, group_rows, s).total <= d.smem_per_block_optin) return s;
-  refuse("the Q of " + std::to_string(group_rows) + " rows does not fit in shared memory");
-  return 0;
+  const int32_t stages = kernels::ring_length(heads, head_dim, group_rows, uint32_t(d.smem_per_block_optin));
+  if (stages == 0) refuse("the Q of " + std::to_string(group_rows) + " rows does not fit in shared memory");
+  return stages;
 }
 
 // Persistent blocks of a launch: one per SM, or fewer under set_sm90_grid_limit (tests).

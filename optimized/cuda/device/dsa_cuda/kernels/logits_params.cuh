@@ -51,6 +51,13 @@ struct LogitsParams {
   int64_t out_stride = 0;
 };
 
+// Unit i of a block is loaded by loader warp i % 3 and computed by math warpgroup i % 3: three
+// pipelines that run at their own pace. The ring's length is a multiple of 3, so that unit i's stage
+// i % S is only ever used by pipeline i % 3: a loader then waits on the release of a stage it filled
+// itself one round earlier. (With 25 stages a stage passed from pipeline to pipeline, a pipeline whose
+// loader stalled could fall two rounds behind the others, the waiting loader saw the parity of a phase
+// two rounds old, took it as released and overwrote a stage still in use: at next_n = 1 on the large
+// shapes of the H200 benchmark the launch then failed, "unspecified launch failure".)
 inline constexpr int kMathWarpgroups = 3;
 inline constexpr int kLogitsThreads = 128 * (kMathWarpgroups + 1);
 inline constexpr int kUnit = 64;            // entries per unit (the wgmma M)
@@ -79,6 +86,16 @@ struct LogitsSmem {
     total = at + 1024;  // slack for aligning the base to 1024
   }
 };
+
+// The ring's length for a launch: the most stages, a multiple of kMathWarpgroups (one pipeline per
+// stage, above), at most 32 and at least 3 * kMathWarpgroups (a math warpgroup's step of 2 *
+// kMathWarpgroups units must advance the ring by less than its length), that fit in `smem_limit`
+// bytes beside the two Q buffers; 0 when none fits.
+DSA_HD inline int32_t ring_length(int heads, int head_dim, int group_rows, uint32_t smem_limit) {
+  for (int32_t s = 32 - 32 % kMathWarpgroups; s >= 3 * kMathWarpgroups; s -= kMathWarpgroups)
+    if (LogitsSmem(heads, head_dim, group_rows, s).total <= smem_limit) return s;
+  return 0;
+}
 
 // L_r of SPEC 4/5 for row j of request b (reference/src/problem.cpp's visible_len).
 DSA_HD inline int32_t visible_len(const LogitsParams& p, int32_t b, int32_t j) {

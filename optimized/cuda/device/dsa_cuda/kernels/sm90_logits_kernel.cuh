@@ -94,6 +94,7 @@ __global__ void __launch_bounds__(kLogitsThreads, 1) sm90_logits_kernel(const __
       // Units i = loader, loader + 3, ... of this block; a batch of 32 / blocks_per_unit units per round,
       // one candidate block (or the whole unit) per lane.
       const uint64_t policy = ptx::evict_first_policy();
+      static_assert(kMathWarpgroups == 3, "warps 1-3 load the units, one warp per math warpgroup (logits_params.cuh)");
       const int32_t loader = int32_t(warp) - 1;
       scheduler::SegmentWalk walk(p);
       const int32_t count = walk.end - walk.begin;
@@ -176,7 +177,7 @@ __global__ void __launch_bounds__(kLogitsThreads, 1) sm90_logits_kernel(const __
   int32_t* row_bounds = reinterpret_cast<int32_t*>(smem + layout.bounds_offset) + warpgroup * 2 * 2 * kMaxRows;
   constexpr int32_t kUnitsPerStep = (kAccurate || kRowPairs) ? 1 : 2;
   constexpr int32_t kRowStep = kRowPairs ? 2 : 1;
-  constexpr uint32_t kAdvance = uint32_t(kUnitsPerStep * kMathWarpgroups);  // <= S (the host asks for 8 stages)
+  constexpr uint32_t kAdvance = uint32_t(kUnitsPerStep * kMathWarpgroups);  // < S (kernels::ring_length)
 
   struct Unit {
     const uint8_t* tile;
