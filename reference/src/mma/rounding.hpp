@@ -51,6 +51,9 @@ inline float round_scaled_fast(int64_t sig, int exp, Rounding mode, int precisio
 // |term| truncated toward zero to a multiple of 2^q, in units of 2^q, for a
 // magnitude m * 2^e.
 inline uint64_t units_toward_zero(uint64_t m, int e, int q) {
+  // A zero term may carry any exponent (an all-zero MXFP4 group is not in the maximum), and a
+  // shift past 63 is undefined even of zero.
+  if (m == 0) return 0;
   const int shift = e - q;
   if (shift >= 0) return m << shift;  // callers keep the result below 2^63
   return shift <= -64 ? 0 : m >> -shift;
@@ -58,6 +61,7 @@ inline uint64_t units_toward_zero(uint64_t m, int e, int q) {
 
 // A signed value v * 2^e rounded toward -inf to a multiple of 2^q, in units of 2^q.
 inline int64_t units_toward_neg_inf(int64_t v, int e, int q) {
+  if (v == 0) return 0;
   const int shift = e - q;
   if (shift >= 0) return v << shift;
   if (shift <= -63) return v < 0 ? -1 : 0;
