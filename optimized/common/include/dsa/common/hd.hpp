@@ -42,6 +42,21 @@ DSA_HD inline float bits_float(uint32_t b) {
 #endif
 }
 
+DSA_HD inline int popc(uint32_t m) {
+#if DSA_DEVICE_PASS
+  return __popc(m);
+#else
+  return std::popcount(m);
+#endif
+}
+DSA_HD inline int popc(uint64_t m) {
+#if DSA_DEVICE_PASS
+  return __popcll(m);
+#else
+  return std::popcount(m);
+#endif
+}
+
 DSA_HD constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 DSA_HD constexpr int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 DSA_HD constexpr int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }

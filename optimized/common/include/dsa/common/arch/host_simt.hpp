@@ -1,0 +1,290 @@
+// A host emulator of the vendor layer (arch/cuda.hpp's interface): the
+// threads of a block are fibers on one host thread, sync() is a barrier of
+// the block, and a warp collective is an exchange through the warp's slots
+// between two barriers of the warp. Blocks run one after another.
+//
+// It runs the shared selection code as written for the GPU, at any lane count
+// (32 as NVIDIA, 64 as gfx942), so its logic is tested here; it cannot show a
+// GPU's memory model or speed (the H200 campaign does). A barrier that not
+// every thread reaches (a sync in divergent code: a hang on a GPU) throws.
+// Between two barriers the threads run in an order drawn anew for every
+// round of every launch, so code whose result depends on which thread comes
+// first (an atomic ticket) gives different results from run to run, as on a GPU.
+//
+// Fibers: ucontext starts each one on its own stack, _setjmp/_longjmp switch
+// between them (no signal-mask system call per switch). Under AddressSanitizer
+// every switch is announced to it.
+#pragma once
+
+#include <setjmp.h>
+#include <ucontext.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define DSA_SIMT_ASAN 1
+#else
+#define DSA_SIMT_ASAN 0
+#endif
+
+namespace dsa::common::arch {
+
+// Cooperative fibers of one block and the barriers between them.
+class FiberBlock {
+public:
+  struct Barrier {
+    int participants = 0;
+    int arrived = 0;
+    uint64_t generation = 0;
+  };
+
+  FiberBlock(int threads, size_t stack_bytes, uint64_t seed)
+      : stack_bytes_(stack_bytes), fibers_(size_t(threads)), seed_(seed) {}
+
+  // Runs body(t) for t in [0, threads) to completion, switching at barriers.
+  void run(const std::function<void(int)>& body) {
+    body_ = &body;
+    for (size_t t = 0; t < fibers_.size(); ++t) fibers_[t].stack.reset(new char[stack_bytes_]);
+    size_t done = 0;
+    uint64_t idle_rounds = 0;
+    std::vector<size_t> order(fibers_.size());
+    for (size_t t = 0; t < fibers_.size(); ++t) order[t] = t;
+    for (size_t t = 0; t < fibers_.size(); ++t) start(t);
+    for (;;) {
+      done = 0;
+      progress_ = false;
+      for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[next_random() % i]);
+      for (const size_t t : order) {
+        if (fibers_[t].done) {
+          ++done;
+          continue;
+        }
+        resume(t);
+      }
+      if (error_) std::rethrow_exception(error_);
+      if (done == fibers_.size()) break;
+      idle_rounds = progress_ ? 0 : idle_rounds + 1;
+      if (idle_rounds > 2) throw std::logic_error("host_simt: a barrier that not every thread of the block reaches");
+    }
+  }
+
+  void arrive_and_wait(Barrier& b) {
+    const uint64_t gen = b.generation;
+    progress_ = true;
+    if (++b.arrived == b.participants) {
+      b.arrived = 0;
+      ++b.generation;
+      return;
+    }
+    while (b.generation == gen) yield();
+    progress_ = true;
+  }
+
+private:
+  uint64_t next_random() {  // splitmix64
+    uint64_t z = (seed_ += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+
+  struct Fiber {
+    std::unique_ptr<char[]> stack;
+    jmp_buf context;
+    bool done = false;
+    void* fake_stack = nullptr;  // AddressSanitizer's, while switched out
+  };
+
+  static FiberBlock*& self() {
+    static thread_local FiberBlock* block = nullptr;
+    return block;
+  }
+
+  static void trampoline() {
+    FiberBlock* b = self();
+    b->entered();
+    const size_t t = b->current_;
+    try {
+      (*b->body_)(int(t));
+    } catch (...) {
+      if (!b->error_) b->error_ = std::current_exception();
+    }
+    b->fibers_[t].done = true;
+    b->switch_to_scheduler(true);
+  }
+
+  void start(size_t t) {
+    ucontext_t uc;
+    getcontext(&uc);
+    uc.uc_stack.ss_sp = fibers_[t].stack.get();
+    uc.uc_stack.ss_size = stack_bytes_;
+    uc.uc_link = nullptr;
+    makecontext(&uc, &FiberBlock::trampoline, 0);
+    self() = this;
+    current_ = t;
+    if (!_setjmp(scheduler_)) {
+      announce(fibers_[t].stack.get(), stack_bytes_);
+      setcontext(&uc);
+    }
+    landed();
+  }
+
+  void resume(size_t t) {
+    self() = this;
+    current_ = t;
+    if (!_setjmp(scheduler_)) {
+      announce(fibers_[t].stack.get(), stack_bytes_);
+      _longjmp(fibers_[t].context, 1);
+    }
+    landed();
+  }
+
+  void yield() {
+    if (!_setjmp(fibers_[current_].context)) switch_to_scheduler(false);
+    entered();
+  }
+
+  void switch_to_scheduler(bool finished) {
+#if DSA_SIMT_ASAN
+    __sanitizer_start_switch_fiber(finished ? nullptr : &fibers_[current_].fake_stack, scheduler_bottom_,
+                                   scheduler_size_);
+#else
+    (void)finished;
+#endif
+    _longjmp(scheduler_, 1);
+  }
+
+  // AddressSanitizer's view of the stack switches.
+  void announce(const void* bottom, size_t size) {
+#if DSA_SIMT_ASAN
+    __sanitizer_start_switch_fiber(&scheduler_fake_stack_, bottom, size);
+#else
+    (void)bottom;
+    (void)size;
+#endif
+  }
+  void entered() {
+#if DSA_SIMT_ASAN
+    __sanitizer_finish_switch_fiber(fibers_[current_].fake_stack, &scheduler_bottom_, &scheduler_size_);
+#endif
+  }
+  void landed() {
+#if DSA_SIMT_ASAN
+    __sanitizer_finish_switch_fiber(scheduler_fake_stack_, nullptr, nullptr);
+#endif
+  }
+
+  size_t stack_bytes_;
+  std::vector<Fiber> fibers_;
+  const std::function<void(int)>* body_ = nullptr;
+  jmp_buf scheduler_;
+  size_t current_ = 0;
+  bool progress_ = false;
+  std::exception_ptr error_;
+  uint64_t seed_;
+#if DSA_SIMT_ASAN
+  void* scheduler_fake_stack_ = nullptr;
+  const void* scheduler_bottom_ = nullptr;
+  size_t scheduler_size_ = 0;
+#endif
+};
+
+template <int Lanes>
+class HostSimt {
+public:
+  static_assert(Lanes == 32 || Lanes == 64);
+  static constexpr int kLanes = Lanes;
+  using LaneMask = std::conditional_t<Lanes == 64, uint64_t, uint32_t>;
+
+  struct Block {
+    Block(int threads, uint64_t seed)
+        : fibers(threads, size_t(128) << 10, seed), warps(size_t(threads / Lanes)), slots(size_t(threads)) {
+      barrier.participants = threads;
+      for (auto& w : warps) w.participants = Lanes;
+    }
+    FiberBlock fibers;
+    FiberBlock::Barrier barrier;
+    std::vector<FiberBlock::Barrier> warps;
+    std::vector<uint64_t> slots;  // one per thread, for warp exchanges
+  };
+
+  HostSimt(Block* block, int thread, int block_index, int grid)
+      : block_(block), thread_(thread), block_index_(block_index), grid_(grid) {}
+
+  int thread() const { return thread_; }
+  int block() const { return block_index_; }
+  int grid() const { return grid_; }
+  void sync() const { block_->fibers.arrive_and_wait(block_->barrier); }
+
+  LaneMask ballot(bool p) const {
+    block_->slots[size_t(thread_)] = p ? 1u : 0u;
+    warp_barrier();
+    LaneMask m = 0;
+    const size_t first = size_t(thread_ - lane());
+    for (int l = 0; l < Lanes; ++l) m |= LaneMask(block_->slots[first + size_t(l)] & 1u) << l;
+    warp_barrier();
+    return m;
+  }
+  template <class T>
+  T shfl(T v, int src) const {
+    return exchange(v, src & (Lanes - 1), true);
+  }
+  template <class T>
+  T shfl_up(T v, int delta) const {
+    return exchange(v, lane() - delta, lane() >= delta);
+  }
+  int atomic_add_shared(int* p, int v) const { return std::atomic_ref<int>(*p).fetch_add(v); }
+  uint32_t atomic_add_global(uint32_t* p, uint32_t v) const { return std::atomic_ref<uint32_t>(*p).fetch_add(v); }
+  void fence() const { std::atomic_thread_fence(std::memory_order_seq_cst); }
+  uint32_t load_cg(const uint32_t* p) const { return *p; }
+  uint64_t load_cg(const uint64_t* p) const { return *p; }
+  void load4(const float* p, float (&v)[4]) const {
+    for (int i = 0; i < 4; ++i) v[i] = p[i];
+  }
+
+private:
+  int lane() const { return thread_ % Lanes; }
+  void warp_barrier() const { block_->fibers.arrive_and_wait(block_->warps[size_t(thread_ / Lanes)]); }
+  template <class T>
+  T exchange(T v, int src, bool take) const {
+    static_assert(sizeof(T) <= sizeof(uint64_t) && std::is_trivially_copyable_v<T>);
+    uint64_t bits = 0;
+    std::memcpy(&bits, &v, sizeof(T));
+    block_->slots[size_t(thread_)] = bits;
+    warp_barrier();
+    T out = v;
+    if (take) std::memcpy(&out, &block_->slots[size_t(thread_ - lane() + src)], sizeof(T));
+    warp_barrier();
+    return out;
+  }
+
+  Block* block_;
+  int thread_, block_index_, grid_;
+};
+
+// Runs body(arch, shared) for every thread of `grid` blocks of `threads`
+// threads; each block gets its own value-initialized Shared. Every launch
+// draws its own thread orders.
+template <int Lanes, class Shared, class Body>
+void host_launch(int grid, int threads, Body body) {
+  using A = HostSimt<Lanes>;
+  static std::atomic<uint64_t> launches{0};
+  const uint64_t launch = launches.fetch_add(1);
+  for (int b = 0; b < grid; ++b) {
+    typename A::Block block(threads, (launch << 20) ^ uint64_t(b));
+    auto shared = std::make_unique<Shared>();
+    block.fibers.run([&](int t) { body(A(&block, t, b, grid), *shared); });
+  }
+}
+
+}  // namespace dsa::common::arch

@@ -1,0 +1,334 @@
+// One block's exact top-k over keys held in registers: the core of every
+// selection kernel (decode top-k, candidate selection, candidate top-k, the
+// fused candidate launch), written once against the vendor layer (arch/).
+//
+// The order is total: a larger key first, then the lower position. So the
+// chosen set is unique (the same on every run and every GPU: tensor-parallel
+// ranks agree, AITER #4376), it is the reference's (lowest index on ties),
+// and the chosen entries come out in position order, which lets a merge of
+// several blocks' outputs keep the same order (select/topk_tree.hpp).
+//
+// Layout: thread t holds kItems keys in select/layout.hpp's order (runs of
+// four consecutive positions). Key 0 is "no entry".
+//
+// Finding the cut: up to three radix passes of 11, 11 and 10 bits (the plan
+// in radix_plan.hpp), each a histogram in shared memory and a block-wide scan
+// for the threshold bin. A pass stops early when its threshold bin is taken
+// whole. After the first pass the entries of the threshold bin are copied to
+// a list when they fit, so the later passes read the list, not every key.
+// The histograms live in a ring of three: a pass counts into one slot while
+// clearing the next pass's slot, which saves a barrier per pass; `ring`
+// counts the passes a block has run, across all the selections it makes.
+//
+// Emitting: the entries above the cut, and the first `need` entries at the
+// cut in position order, get their output rank from one block-wide scan of
+// per-warp counts (ballots), so no atomic decides who is chosen or where it
+// goes. A NaN is the largest key (SPEC 6) and -inf the smallest value: rows
+// dominated by either are ordinary rows of many equal keys.
+//
+// Bug selects a re-created bug for the mutant builds (never in a library).
+#pragma once
+
+#include <cstdint>
+
+#include "dsa/common/hd.hpp"
+#include "dsa/common/radix_keys.hpp"
+#include "dsa/common/radix_plan.hpp"
+#include "dsa/common/threshold.hpp"
+#include "dsa/common/select/layout.hpp"
+
+namespace dsa::common::select {
+
+// Bugs of the mutant catalog, injected into the kernel (docs/mutants.md).
+enum class Bug : uint8_t {
+  none,
+  emit_coarse_twice,    // the first pass emits the entries above its bin, and the final emit emits them again
+  list_drops_overflow,  // a threshold bin larger than the list is truncated to it instead of read in registers
+  nan_ieee_ties,        // entries at an exact cut are found by float ==, which no NaN passes
+  ring_follows_item,    // the histogram ring restarts at 3 x the item count, as if every item ran three passes
+  ties_by_arrival,      // entries at the cut are taken in the order they reach an atomic counter
+};
+
+// Entries at or above a cut: every key above `cut`, and the first `need`
+// entries that match it, in position order.
+struct Cut {
+  RadixCut cut;
+  int64_t need = 0;
+  RadixCut first_pass;   // the cut after the first pass (Bug::emit_coarse_twice)
+  bool refined = false;  // more than one pass ran
+};
+
+template <class Arch, int kThreads_, int kItems_, Bug kBug = Bug::none>
+struct BlockTopK {
+  static constexpr int kThreads = kThreads_;
+  static constexpr int kItems = kItems_;
+  static constexpr int kLanes = Arch::kLanes;
+  using LaneMask = typename Arch::LaneMask;
+  static_assert(kThreads % kLanes == 0, "whole warps");
+  static constexpr int kWarps = kThreads / kLanes;
+  static_assert(kWarps <= kLanes, "one warp scans the warp totals");
+  static constexpr int kVec = 4;
+  static_assert(kItems % kVec == 0, "items come in runs of four positions");
+  static constexpr int kRuns = kItems / kVec;
+  static constexpr int kCapacity = kThreads * kItems;
+  static constexpr RadixPlan kPlan = kPlan11_11_10;
+  static constexpr int kBins = 2048;
+  static constexpr int kListCap = 2 * kThreads;
+  static constexpr int kCells = kRuns * kWarps;
+
+  enum Scalar : int { kBin, kAbove, kCount, kScalars };
+  struct Shared {
+    int32_t hist[3][kBins];
+    int32_t pass_scalars[3][kScalars];
+    uint32_t list[kListCap];
+    uint64_t cells[kCells];
+    uint64_t warp_totals[kWarps];
+    int32_t list_size;
+    int32_t ticket;
+    int32_t flag;     // topk_tree.hpp: this block merges the node
+    int32_t arrival;  // topk_tree.hpp, Bug::ties_by_arrival: the node's slot in its parent
+  };
+
+  DSA_HD static constexpr int64_t position(int thread, int item) { return item_position<kThreads>(thread, item); }
+
+  DSA_HD static int lane(const Arch& a) { return a.thread() % kLanes; }
+  DSA_HD static int warp(const Arch& a) { return a.thread() / kLanes; }
+  DSA_HD static LaneMask lanes_below(const Arch& a) { return (LaneMask(1) << lane(a)) - 1; }
+
+  // Clears the three histogram slots. Call once before a block's first selection, then sync.
+  DSA_HD static void init(const Arch& a, Shared& sh) {
+    for (int b = a.thread(); b < 3 * kBins; b += kThreads) sh.hist[b / kBins][b % kBins] = 0;
+    if (a.thread() < 3 * kScalars) sh.pass_scalars[a.thread() / kScalars][a.thread() % kScalars] = -1;
+  }
+
+  // Exclusive prefix of v in thread order; total gets the sum. Uses
+  // warp_totals: two calls need a barrier between them (every caller has one).
+  DSA_HD static uint64_t block_exclusive_scan(const Arch& a, Shared& sh, uint64_t v, uint64_t& total) {
+    uint64_t incl = v;
+    for (int d = 1; d < kLanes; d *= 2) {
+      const uint64_t y = a.shfl_up(incl, d);
+      if (lane(a) >= d) incl += y;
+    }
+    if (lane(a) == kLanes - 1) sh.warp_totals[warp(a)] = incl;
+    a.sync();
+    if (warp(a) == 0) {
+      uint64_t w = lane(a) < kWarps ? sh.warp_totals[lane(a)] : 0;
+      for (int d = 1; d < kLanes; d *= 2) {
+        const uint64_t y = a.shfl_up(w, d);
+        if (lane(a) >= d) w += y;
+      }
+      if (lane(a) < kWarps) sh.warp_totals[lane(a)] = w;
+    }
+    a.sync();
+    total = sh.warp_totals[kWarps - 1];
+    return (warp(a) > 0 ? sh.warp_totals[warp(a) - 1] : 0) + incl - v;
+  }
+
+  // Entries (keys other than 0) in the block.
+  DSA_HD static int64_t count_entries(const Arch& a, Shared& sh, const uint32_t (&keys)[kItems]) {
+    uint64_t mine = 0;
+    for (int i = 0; i < kItems; ++i) mine += keys[i] != kNoEntryKey;
+    uint64_t total = 0;
+    block_exclusive_scan(a, sh, mine, total);
+    return int64_t(total);
+  }
+
+  // One histogram add per warp for the lanes that share lane 0's bin (runs of
+  // -inf, NaN or tied values would otherwise serialize on one counter).
+  DSA_HD static void add(const Arch& a, int32_t* hist, bool in, uint32_t digit) {
+    const int d = in ? int(digit) : -1;
+    const int leader = a.shfl(d, 0);
+    const LaneMask peers = a.ballot(in && d == leader);
+    if (lane(a) == 0) {
+      if (leader >= 0) a.atomic_add_shared(&hist[leader], popc(peers));
+    } else if (in && d != leader) {
+      a.atomic_add_shared(&hist[d], 1);
+    }
+  }
+
+  // The threshold bin of a counted histogram slot, for `need` entries: each
+  // thread scans its run of bins (top bins first) with find_threshold.
+  DSA_HD static void threshold(const Arch& a, Shared& sh, int slot, int bins, int64_t need) {
+    const int32_t* hist = sh.hist[slot];
+    const int per = (bins + kThreads - 1) / kThreads;
+    const int hi = bins - a.thread() * per;
+    const int lo = hi - per < 0 ? 0 : hi - per;
+    uint64_t sum = 0;
+    for (int b = lo; b < hi; ++b) sum += uint64_t(hist[b]);
+    uint64_t total = 0;
+    const int64_t above = int64_t(block_exclusive_scan(a, sh, sum, total));
+    if (hi > lo && above < need && above + int64_t(sum) >= need) {
+      const Threshold t = find_threshold(hist + lo, hi - lo, need - above);
+      sh.pass_scalars[slot][kBin] = lo + t.bin;
+      sh.pass_scalars[slot][kAbove] = int32_t(above + t.above);
+      sh.pass_scalars[slot][kCount] = hist[lo + t.bin];
+    }
+    a.sync();
+  }
+
+  // The cut of the top `need` entries. `entries` is count_entries' result.
+  DSA_HD static Cut find_cut(const Arch& a, Shared& sh, const uint32_t (&keys)[kItems], int64_t need,
+                             int64_t entries, int& ring) {
+    Cut c;
+    if (entries <= need) {  // every entry: the cut {0, 0} matches all keys
+      c.need = entries;
+      return c;
+    }
+    int64_t remaining = need;
+    bool on_list = false;
+    int list_n = 0;
+    for (int p = 0; p < kPlan.passes; ++p) {
+      const RadixPass pass = kPlan.pass[p];
+      const int slot = ring % 3, next = (ring + 1) % 3;
+      for (int b = a.thread(); b < kBins; b += kThreads) sh.hist[next][b] = 0;
+      if (a.thread() == 0) {
+        sh.pass_scalars[next][kBin] = -1;
+        if (p == 0) sh.list_size = 0;
+      }
+      if (!on_list) {
+        for (int i = 0; i < kItems; ++i) {
+          const uint32_t key = keys[i];
+          add(a, sh.hist[slot], key != kNoEntryKey && c.cut.matches(key), pass.digit(key));
+        }
+      } else {
+        for (int base = 0; base < list_n; base += kThreads) {
+          const int idx = base + a.thread();
+          const uint32_t key = idx < list_n ? sh.list[idx] : kNoEntryKey;
+          add(a, sh.hist[slot], idx < list_n && c.cut.matches(key), pass.digit(key));
+        }
+      }
+      a.sync();
+      threshold(a, sh, slot, pass.bins(), remaining);
+      ++ring;
+      const int bin = sh.pass_scalars[slot][kBin];
+      if (bin < 0) break;  // fewer entries than needed: only a defect's state gets here
+      remaining -= sh.pass_scalars[slot][kAbove];
+      const int64_t count = sh.pass_scalars[slot][kCount];
+      c.cut = c.cut.refined(pass, uint32_t(bin));
+      if (p == 0)
+        c.first_pass = c.cut;
+      else
+        c.refined = true;
+      if (count == remaining) break;  // the threshold bin is taken whole
+      if (p == 0 && (count <= kListCap || kBug == Bug::list_drops_overflow)) {
+        for (int i = 0; i < kItems; ++i) {
+          const bool in = keys[i] != kNoEntryKey && c.cut.matches(keys[i]);
+          const LaneMask mask = a.ballot(in);
+          int base = 0;
+          if (lane(a) == 0 && mask) base = a.atomic_add_shared(&sh.list_size, popc(mask));
+          base = a.shfl(base, 0);
+          const int s = base + popc(mask & lanes_below(a));
+          if (in && s < kListCap) sh.list[s] = keys[i];
+        }
+        a.sync();
+        list_n = sh.list_size < kListCap ? sh.list_size : kListCap;
+        on_list = true;
+      }
+    }
+    c.need = remaining;
+    return c;
+  }
+
+  // The value whose key is `key` (the bug that compares values).
+  DSA_HD static float value_of(uint32_t key) { return bits_float((key & 0x80000000u) ? key ^ 0x80000000u : ~key); }
+
+  DSA_HD static bool at_cut(const Cut& c, uint32_t key) {
+    if (key == kNoEntryKey || !c.cut.matches(key)) return false;
+    if constexpr (kBug == Bug::nan_ieee_ties) {
+      if (c.cut.mask == 0xffffffffu) return value_of(key) == value_of(c.cut.prefix);
+    }
+    return true;
+  }
+
+  // Calls emit(rank, item) for every chosen entry of this thread, rank in
+  // [0, limit) its place in position order; returns how many were chosen
+  // (at most limit).
+  template <class Emit>
+  DSA_HD static int64_t emit_cut(const Arch& a, Shared& sh, const uint32_t (&keys)[kItems], const Cut& c,
+                                 int64_t offset, int64_t limit, Emit&& emit) {
+    for (int j = 0; j < kRuns; ++j) {
+      uint64_t above = 0, tied = 0;
+      for (int v = 0; v < kVec; ++v) {
+        const uint32_t key = keys[j * kVec + v];
+        above += uint64_t(popc(a.ballot(c.cut.above(key))));
+        tied += uint64_t(popc(a.ballot(at_cut(c, key))));
+      }
+      if (lane(a) == 0) sh.cells[j * kWarps + warp(a)] = (above << 32) | tied;
+    }
+    if (a.thread() == 0) sh.ticket = 0;
+    a.sync();
+    constexpr int kPer = (kCells + kThreads - 1) / kThreads;
+    uint64_t mine[kPer];
+    uint64_t sum = 0;
+    for (int q = 0; q < kPer; ++q) {
+      const int cell = a.thread() * kPer + q;
+      mine[q] = cell < kCells ? sh.cells[cell] : 0;
+      sum += mine[q];
+    }
+    uint64_t total = 0;
+    uint64_t prefix = block_exclusive_scan(a, sh, sum, total);
+    for (int q = 0; q < kPer; ++q) {
+      const int cell = a.thread() * kPer + q;
+      if (cell < kCells) sh.cells[cell] = prefix;
+      prefix += mine[q];
+    }
+    a.sync();
+    const int64_t above_total = int64_t(total >> 32), tied_total = int64_t(total & 0xffffffffu);
+    int64_t need = c.need < tied_total ? c.need : tied_total;
+    if (need < 0) need = 0;  // only a defect's state
+    const LaneMask below = lanes_below(a);
+    for (int j = 0; j < kRuns; ++j) {
+      const uint64_t base = sh.cells[j * kWarps + warp(a)];
+      int64_t above_rank = int64_t(base >> 32), tie_rank = int64_t(base & 0xffffffffu);
+      bool is_above[kVec], is_tied[kVec];
+      for (int v = 0; v < kVec; ++v) {
+        const uint32_t key = keys[j * kVec + v];
+        is_above[v] = c.cut.above(key);
+        is_tied[v] = at_cut(c, key);
+        above_rank += popc(a.ballot(is_above[v]) & below);
+        tie_rank += popc(a.ballot(is_tied[v]) & below);
+      }
+      for (int v = 0; v < kVec; ++v) {
+        int64_t rank = -1;
+        if (is_above[v]) {
+          rank = above_rank + (tie_rank < need ? tie_rank : need);
+          if constexpr (kBug == Bug::ties_by_arrival) rank = above_rank;
+        } else if (is_tied[v]) {
+          if constexpr (kBug == Bug::ties_by_arrival) {
+            const int64_t ticket = a.atomic_add_shared(&sh.ticket, 1);
+            if (ticket < need) rank = above_total + ticket;
+          } else if (tie_rank < need) {
+            rank = above_rank + tie_rank;
+          }
+        }
+        if (rank >= 0 && offset + rank < limit) emit(offset + rank, j * kVec + v);
+        above_rank += is_above[v];
+        tie_rank += is_tied[v];
+      }
+    }
+    a.sync();
+    const int64_t chosen = offset + above_total + need;
+    return chosen < limit ? chosen : limit;  // at least 0: offset, above_total and need are
+  }
+
+  // The top `k` entries of the block, emitted in position order: emit(rank,
+  // item) for rank < k. Returns min(k, entries).
+  template <class Emit>
+  DSA_HD static int64_t select(const Arch& a, Shared& sh, const uint32_t (&keys)[kItems], int64_t k, int& ring,
+                               Emit&& emit) {
+    const int64_t entries = count_entries(a, sh, keys);
+    const Cut c = find_cut(a, sh, keys, k, entries, ring);
+    int64_t offset = 0;
+    if constexpr (kBug == Bug::emit_coarse_twice) {
+      if (c.refined) {
+        Cut coarse;
+        coarse.cut = c.first_pass;
+        coarse.need = 0;
+        offset = emit_cut(a, sh, keys, coarse, 0, k, emit);
+      }
+    }
+    return emit_cut(a, sh, keys, c, offset, k, emit);
+  }
+};
+
+}  // namespace dsa::common::select

@@ -1,0 +1,114 @@
+// What a selection ranks: the entries of a row, their keys and what an
+// entry's output holds. One per launch of the design:
+//   DenseRows         decode/prefill top-k: the row's columns, output = column (relative to the row start)
+//   BlockScores       candidate selection: the row's blocks of S columns, key = the block's max
+//                     (NaN wins), the newest block +inf, a block of only -inf no entry; output = block id
+//   CandidateColumns  candidate top-k and the fused launch: compact column c * S + t of the row's
+//                     candidate slots, read from the dense row (at block_c * S + t) or from the compact
+//                     row (at c * S + t); no entry for a -1 slot or a position at or past L_r;
+//                     output = the position block_c * S + t
+//
+// load() fills the keys of positions [first, first + count) in BlockTopK's
+// layout (kNoEntryKey elsewhere).
+#pragma once
+
+#include <cstdint>
+
+#include "dsa/common/hd.hpp"
+#include "dsa/common/radix_keys.hpp"
+#include "dsa/common/row_span.hpp"
+#include "dsa/common/select/layout.hpp"
+
+namespace dsa::common::select {
+
+struct DenseRows {
+  const float* logits = nullptr;
+  int64_t row_stride = 0;
+  RowSpan span;
+
+  DSA_HD int64_t rows() const { return span.rows; }
+  DSA_HD int64_t entries(int64_t r) const { return span.length(r); }
+  template <int kThreads, int kItems, class Arch>
+  DSA_HD void load(const Arch& a, int64_t r, int64_t first, int64_t count, uint32_t (&keys)[kItems]) const {
+    const float* base = logits + r * row_stride + span.begin(r) + first;
+    const bool aligned = (reinterpret_cast<uintptr_t>(base) & 15u) == 0;
+    for (int run = 0; run < kItems / 4; ++run) {
+      const int64_t p0 = item_position<kThreads>(a.thread(), run * 4);
+      float v[4] = {0, 0, 0, 0};
+      if (aligned && p0 + 4 <= count) {
+        a.load4(base + p0, v);
+      } else {
+        for (int q = 0; q < 4; ++q)
+          if (p0 + q < count) v[q] = base[p0 + q];
+      }
+      for (int q = 0; q < 4; ++q) keys[run * 4 + q] = p0 + q < count ? order_key(v[q]) : kNoEntryKey;
+    }
+  }
+  DSA_HD int32_t payload(int64_t, int64_t pos) const { return int32_t(pos); }
+};
+
+struct BlockScores {
+  const float* logits = nullptr;
+  int64_t row_stride = 0;
+  RowSpan span;  // the candidate ops' bounds [start, E_r)
+  int32_t block_size = 1;
+
+  DSA_HD int64_t rows() const { return span.rows; }
+  DSA_HD int64_t entries(int64_t r) const { return ceil_div(span.length(r), block_size); }
+  template <int kThreads, int kItems, class Arch>
+  DSA_HD void load(const Arch& a, int64_t r, int64_t first, int64_t count, uint32_t (&keys)[kItems]) const {
+    const int64_t len = span.length(r);
+    const float* row = logits + r * row_stride + span.begin(r);
+    const int64_t newest = (len - 1) / block_size;
+    for (int i = 0; i < kItems; ++i) {
+      const int64_t pos = item_position<kThreads>(a.thread(), i);
+      uint32_t key = kNoEntryKey;
+      if (pos < count) {
+        const int64_t c = first + pos;
+        const int64_t lo = c * block_size, hi = min64(lo + block_size, len);
+        uint32_t m = kMinusInfKey;
+        for (int64_t n = lo; n < hi; ++n) {
+          const uint32_t k = order_key(row[n]);
+          m = k > m ? k : m;
+        }
+        key = c == newest ? kPlusInfKey : m == kMinusInfKey ? kNoEntryKey : m;
+      }
+      keys[i] = key;
+    }
+  }
+  DSA_HD int32_t payload(int64_t, int64_t pos) const { return int32_t(pos); }
+};
+
+struct CandidateColumns {
+  const float* values = nullptr;  // dense rows, or compact rows when `compact`
+  int64_t row_stride = 0;
+  RowSpan span;  // the top-k bounds [start, L_r); compact rows start at 0
+  const int32_t* blocks = nullptr;  // [rows][slots], -1 for an empty slot
+  int32_t slots = 0;
+  int32_t block_size = 1;
+  bool compact = false;
+
+  DSA_HD int64_t rows() const { return span.rows; }
+  DSA_HD int64_t entries(int64_t) const { return int64_t(slots) * block_size; }
+  DSA_HD int64_t position(int64_t r, int64_t col) const {
+    const int32_t b = blocks[r * slots + col / block_size];
+    return b < 0 ? -1 : int64_t(b) * block_size + col % block_size;
+  }
+  template <int kThreads, int kItems, class Arch>
+  DSA_HD void load(const Arch& a, int64_t r, int64_t first, int64_t count, uint32_t (&keys)[kItems]) const {
+    const int64_t len = span.length(r);
+    const float* row = values + r * row_stride + (compact ? 0 : span.begin(r));
+    for (int i = 0; i < kItems; ++i) {
+      const int64_t pos = item_position<kThreads>(a.thread(), i);
+      uint32_t key = kNoEntryKey;
+      if (pos < count) {
+        const int64_t col = first + pos, p = position(r, col);
+        if (p >= 0 && p < len) key = order_key(row[compact ? col : p]);
+      }
+      keys[i] = key;
+    }
+  }
+  DSA_HD int32_t payload(int64_t r, int64_t col) const { return int32_t(position(r, col)); }
+};
+
+}  // namespace dsa::common::select

@@ -1,0 +1,99 @@
+// Runs the shared selection launches (optimized/common/select) on the host
+// emulator of the vendor layer (arch/host_simt.hpp), for the tests: the code
+// the CUDA and HIP kernels compile, at small block sizes and at both lane counts.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dsa/common/arch/host_simt.hpp"
+#include "dsa/common/host/selection_ops.hpp"
+#include "dsa/common/select/sources.hpp"
+#include "dsa/common/select/topk_tree.hpp"
+#include "dsa/common/select/tree_plan.hpp"
+
+namespace dsa::select_testing {
+
+using common::select::Bug;
+using common::select::TreeOutput;
+using common::select::TreePlan;
+
+// A block shape of the emulated launches: lanes per warp, threads, items per thread.
+template <int Lanes, int Threads, int Items>
+struct Shape {
+  static constexpr int kLanes = Lanes, kThreads = Threads, kItems = Items;
+};
+
+// The workspace one implementation keeps between launches (counters must
+// come back to zero: the tests check it).
+struct Workspace {
+  std::vector<uint64_t> slots;
+  std::vector<uint32_t> counters, arrivals;
+};
+
+// Runs TreeTopK over `src` on `grid` persistent blocks; out is [rows][k] as the caller filled it.
+template <class S, Bug B = Bug::none, class Source>
+common::select::PlanError run_tree(const Source& src, int32_t k, int grid, std::vector<int32_t>& out,
+                                   Workspace& ws) {
+  using Arch = common::arch::HostSimt<S::kLanes>;
+  using Tree = common::select::TreeTopK<Arch, S::kThreads, S::kItems, B>;
+  int64_t widest = 0;
+  for (int64_t r = 0; r < src.rows(); ++r) widest = std::max(widest, src.entries(r));
+  TreePlan plan;
+  const auto error = common::select::make_tree_plan(widest, k, Tree::kCapacity, plan);
+  if (error != common::select::PlanError::none) return error;
+  if (ws.slots.size() < size_t(plan.slot_pairs(src.rows()))) ws.slots.resize(size_t(plan.slot_pairs(src.rows())));
+  if (ws.counters.size() < size_t(plan.counters(src.rows()))) {
+    ws.counters.resize(size_t(plan.counters(src.rows())), 0);
+    ws.arrivals.resize(size_t(plan.counters(src.rows())), 0);
+  }
+  TreeOutput o{out.data(), ws.slots.data(), ws.counters.data(), ws.arrivals.data()};
+  common::arch::host_launch<S::kLanes, typename Tree::Shared>(
+      grid, S::kThreads, [&](const Arch& a, typename Tree::Shared& sh) { Tree::run(a, sh, src, plan, o); });
+  return common::select::PlanError::none;
+}
+
+// The emulator as a device backend of SelectionOps (host/selection_ops.hpp):
+// "device" memory is host memory, a launch runs TreeTopK on `grid` blocks.
+template <class S, Bug B = Bug::none>
+struct EmulatorBackend {
+  template <class T>
+  struct Buffer {
+    std::vector<T> v;
+    T* data() { return v.data(); }
+  };
+  template <class T>
+  Buffer<T> upload(std::span<const T> s) {
+    return {std::vector<T>(s.begin(), s.end())};
+  }
+  template <class T>
+  Buffer<T> zeros(size_t n) {
+    return {std::vector<T>(n)};
+  }
+  template <class T>
+  void download(const Buffer<T>& b, std::span<T> out) {
+    std::copy(b.v.begin(), b.v.end(), out.begin());
+  }
+  int capacity() const { return S::kThreads * S::kItems; }
+  template <class Source>
+  void launch(const Source& src, const TreePlan& plan, const TreeOutput& o) {
+    using Arch = common::arch::HostSimt<S::kLanes>;
+    using Tree = common::select::TreeTopK<Arch, S::kThreads, S::kItems, B>;
+    common::arch::host_launch<S::kLanes, typename Tree::Shared>(
+        grid, S::kThreads, [&](const Arch& a, typename Tree::Shared& sh) { Tree::run(a, sh, src, plan, o); });
+  }
+  int grid = 3;
+};
+
+template <class S, Bug B = Bug::none>
+std::unique_ptr<IndexerOps> make_emulated_selection(std::string name, int grid = 3) {
+  EmulatorBackend<S, B> backend;
+  backend.grid = grid;
+  return std::make_unique<common::host::SelectionOps<EmulatorBackend<S, B>>>(std::move(name), backend);
+}
+
+}  // namespace dsa::select_testing

@@ -1,0 +1,101 @@
+// The shared selection launches (optimized/common/select) on the host
+// emulator, at warp 32 and wave 64: each chooses exactly the reference's set
+// (its order is total, lowest position on ties), writes every output entry,
+// and leaves its workspace counters at zero for the next launch.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "dsa/candidates.hpp"
+#include "dsa/oracle/poison.hpp"
+#include "dsa/rng.hpp"
+#include "dsa/topk.hpp"
+#include "select_emulation_support.hpp"
+#include "twins_test_support.hpp"
+
+namespace dsa::select_testing {
+namespace {
+
+using twins_testing::RowKind;
+
+using Warp32 = Shape<32, 64, 8>;    // capacity 512
+using Wave64 = Shape<64, 128, 8>;   // capacity 1024
+
+common::RowSpan span_of(const RowBounds& b, int64_t width) {
+  common::RowSpan s;
+  s.kind = common::RowSpan::Kind::bounds;
+  s.rows = b.rows();
+  s.width = width;
+  s.start = b.start.data();
+  s.end = b.end.data();
+  return s;
+}
+
+std::vector<int32_t> sorted_row(const int32_t* row, int k) {
+  std::vector<int32_t> v(row, row + k);
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+// The reference's indices of each row, as sets.
+::testing::AssertionResult same_sets(const std::vector<int32_t>& got, const TopkIndices& want) {
+  for (int64_t r = 0; r < want.rows; ++r) {
+    const auto g = sorted_row(got.data() + r * want.k, want.k), w = sorted_row(want.row(r), want.k);
+    if (g != w) {
+      auto f = ::testing::AssertionFailure() << "row " << r << " differs:";
+      for (int i = 0; i < want.k && i < 12; ++i) f << " " << g[size_t(i)] << "/" << w[size_t(i)];
+      return f;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+bool all_zero(const std::vector<uint32_t>& v) {
+  return std::all_of(v.begin(), v.end(), [](uint32_t x) { return x == 0; });
+}
+
+template <class S>
+void check_dense(const std::vector<int64_t>& lens, int64_t width, RowKind kind, int k, int grid, uint64_t seed,
+                 int64_t start = 0) {
+  Rng rng(seed);
+  const auto c = twins_testing::make_case(lens, width + start, kind, rng, start);
+  common::select::DenseRows src{c.logits.values.data(), c.logits.width, span_of(c.bounds, c.logits.width)};
+  std::vector<int32_t> out(size_t(c.logits.rows) * size_t(k));
+  oracle::fill_poison(std::span<int32_t>(out));
+  Workspace ws;
+  ASSERT_EQ(run_tree<S>(src, k, grid, out, ws), common::select::PlanError::none);
+  TopkIndices want{c.logits.rows, k, std::vector<int32_t>(out.size())};
+  for (int64_t r = 0; r < c.logits.rows; ++r)
+    topk_row(c.logits.row(r) + c.bounds.start[size_t(r)], lens[size_t(r)], k, want.row(r));
+  EXPECT_TRUE(same_sets(out, want)) << twins_testing::to_string(kind) << " k " << k;
+  EXPECT_TRUE(all_zero(ws.counters));
+  // Run again on the same workspace: the same output.
+  std::vector<int32_t> again(out.size());
+  oracle::fill_poison(std::span<int32_t>(again));
+  ASSERT_EQ(run_tree<S>(src, k, grid, again, ws), common::select::PlanError::none);
+  EXPECT_EQ(again, out);
+}
+
+TEST(SelectTree, DenseRowsOfEveryKindAtWarp32) {
+  // One leaf, several leaves with one merge, and a tree of three levels (k 200: two children per merge).
+  const std::vector<int64_t> lens = {0, 1, 63, 64, 65, 511, 512, 513, 1500, 2600};
+  uint64_t seed = 1;
+  for (const RowKind kind : twins_testing::kAllRowKinds) check_dense<Warp32>(lens, 2600, kind, 64, 3, seed++);
+  check_dense<Warp32>(lens, 2600, RowKind::quantized, 200, 4, seed++);
+  check_dense<Warp32>(lens, 2600, RowKind::normal, 1, 2, seed++);
+}
+
+TEST(SelectTree, DenseRowsOfEveryKindAtWave64) {
+  const std::vector<int64_t> lens = {0, 7, 100, 1023, 1024, 1025, 3000, 5000};
+  uint64_t seed = 100;
+  for (const RowKind kind : twins_testing::kAllRowKinds) check_dense<Wave64>(lens, 5000, kind, 100, 3, seed++);
+  check_dense<Wave64>(lens, 5000, RowKind::minus_inf_heavy, 500, 2, seed++);
+}
+
+TEST(SelectTree, RowsStartingAtAnOffset) {
+  check_dense<Warp32>({5, 700, 1200}, 1300, RowKind::normal, 50, 2, 7, 37);
+}
+
+}  // namespace
+}  // namespace dsa::select_testing
