@@ -79,6 +79,7 @@ struct EmulatorBackend {
     std::copy(b.v.begin(), b.v.end(), out.begin());
   }
   int capacity() const { return S::kThreads * S::kItems; }
+  void require(const char*) const {}
   template <class Source>
   void launch(const Source& src, const TreePlan& plan, const TreeOutput& o) {
     using Arch = common::arch::HostSimt<S::kLanes>;

@@ -98,7 +98,7 @@ void PersistentTopkBlock::filtered(const float* values, int64_t len, int k) {
 void PersistentTopkBlock::radix_passes(int k, int64_t first_ring_pass) {
   std::array<int32_t, kBins> local{};
   for (int pass = 0; pass < 4; ++pass) {
-    const common::RadixPass digits = common::kPlan8x4.pass[pass];
+    const common::RadixPass digits = common::plan_8x4().pass[pass];
     int32_t* cand = candidates_.data();
     uint32_t* keys = keys_.data();
     const int64_t n = int64_t(candidates_.size());

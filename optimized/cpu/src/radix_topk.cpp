@@ -70,7 +70,7 @@ void RadixTopkSm::select(const float* values, int64_t len, int k, int32_t* out, 
     keys_[size_t(i)] = order_key(values[i]);
   }
   for (int step = 1; step <= 3; ++step) {
-    const common::RadixPass pass = common::kPlan11_11_10.pass[step - 1];
+    const common::RadixPass pass = common::plan_11_11_10().pass[step - 1];
     int32_t* cand = candidates_.data();
     uint32_t* keys = keys_.data();
     const int64_t n = int64_t(candidates_.size());

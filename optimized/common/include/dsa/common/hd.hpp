@@ -24,6 +24,14 @@
 #include <bit>
 #endif
 
+// Loops over a thread's items unroll fully on the device, so the items stay
+// in registers (an indexed register array otherwise goes to local memory).
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define DSA_UNROLL _Pragma("unroll")
+#else
+#define DSA_UNROLL
+#endif
+
 namespace dsa::common {
 
 DSA_HD inline uint32_t float_bits(float v) {

@@ -32,11 +32,13 @@ struct RadixPlan {
   }
 };
 
+// Functions, not variables: device code may call them (a constexpr variable
+// of class type is not visible to it).
 // vLLM top_k_per_row's fp32 steps (11, 11 and 10 bits); our kernels use the
 // same plan: 2048 bins fit shared memory twice over, and three passes fix the key.
-inline constexpr RadixPlan kPlan11_11_10{3, {{21, 11}, {10, 11}, {0, 10}, {}}};
+DSA_HD constexpr RadixPlan plan_11_11_10() { return {3, {{21, 11}, {10, 11}, {0, 10}, {}}}; }
 // vLLM persistent_topk's radix passes: four of 8 bits.
-inline constexpr RadixPlan kPlan8x4{4, {{24, 8}, {16, 8}, {8, 8}, {0, 8}}};
+DSA_HD constexpr RadixPlan plan_8x4() { return {4, {{24, 8}, {16, 8}, {8, 8}, {0, 8}}}; }
 
 // The key bits fixed so far: `prefix` under `mask` (high bits). A key
 // matches when its masked bits equal the prefix; it lies above the cut when

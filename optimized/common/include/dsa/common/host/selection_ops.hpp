@@ -9,6 +9,7 @@
 //   void download(const Buffer<T>&, std::span<T>)   the device copy back
 //   T* Buffer<T>::data()
 //   int capacity()                                  entries per block of its launches
+//   void require(const char* op)                    throws Unsupported where it cannot run (no GPU)
 //   void launch(const Source&, const TreePlan&, const TreeOutput&)   runs TreeTopK and waits
 //
 // Outputs go to the device as the caller filled them (poison included) and
@@ -40,6 +41,7 @@ public:
   std::string name() const override { return name_; }
 
   void topk(const Logits& logits, const RowBounds& bounds, TopkIndices& out) override {
+    backend_.require("topk");
     check_row_bounds(logits, bounds);
     check_topk_output(out, logits.rows, "topk_indices");
     auto values = backend_.upload(std::span<const float>(logits.values));
@@ -49,6 +51,7 @@ public:
   }
 
   void candidate_select(const Logits& logits, const RowBounds& candidate_bounds, CandidateBlocks& out) override {
+    backend_.require("candidate_select");
     check_row_bounds(logits, candidate_bounds);
     if (out.block_size < 1)
       throw InvalidInput("candidate_block_size", "must be at least 1, got " + std::to_string(out.block_size));
@@ -65,6 +68,7 @@ public:
 
   void candidate_topk(const Logits& logits, const RowBounds& topk_bounds, const CandidateBlocks& candidates,
                       TopkIndices& out) override {
+    backend_.require("candidate_topk");
     check_row_bounds(logits, topk_bounds);
     candidates.validate();
     if (candidates.rows != logits.rows)

@@ -53,7 +53,7 @@ enum class Bug : uint8_t {
 // entries that match it, in position order.
 struct Cut {
   RadixCut cut;
-  int64_t need = 0;
+  int32_t need = 0;
   RadixCut first_pass;   // the cut after the first pass (Bug::emit_coarse_twice)
   bool refined = false;  // more than one pass ran
 };
@@ -71,25 +71,26 @@ struct BlockTopK {
   static_assert(kItems % kVec == 0, "items come in runs of four positions");
   static constexpr int kRuns = kItems / kVec;
   static constexpr int kCapacity = kThreads * kItems;
-  static constexpr RadixPlan kPlan = kPlan11_11_10;
   static constexpr int kBins = 2048;
   static constexpr int kListCap = 2 * kThreads;
   static constexpr int kCells = kRuns * kWarps;
+  // A cell packs two counts of at most kCapacity entries in 16 bits each.
+  static_assert(kCapacity < (1 << 16), "counts fit 16 bits");
 
   enum Scalar : int { kBin, kAbove, kCount, kScalars };
   struct Shared {
     int32_t hist[3][kBins];
     int32_t pass_scalars[3][kScalars];
     uint32_t list[kListCap];
-    uint64_t cells[kCells];
-    uint64_t warp_totals[kWarps];
+    uint32_t cells[kCells];
+    uint32_t warp_totals[kWarps];
     int32_t list_size;
     int32_t ticket;
     int32_t flag;     // topk_tree.hpp: this block merges the node
     int32_t arrival;  // topk_tree.hpp, Bug::ties_by_arrival: the node's slot in its parent
   };
 
-  DSA_HD static constexpr int64_t position(int thread, int item) { return item_position<kThreads>(thread, item); }
+  DSA_HD static constexpr int position(int thread, int item) { return int(item_position<kThreads>(thread, item)); }
 
   DSA_HD static int lane(const Arch& a) { return a.thread() % kLanes; }
   DSA_HD static int warp(const Arch& a) { return a.thread() / kLanes; }
@@ -103,18 +104,20 @@ struct BlockTopK {
 
   // Exclusive prefix of v in thread order; total gets the sum. Uses
   // warp_totals: two calls need a barrier between them (every caller has one).
-  DSA_HD static uint64_t block_exclusive_scan(const Arch& a, Shared& sh, uint64_t v, uint64_t& total) {
-    uint64_t incl = v;
+  DSA_HD static uint32_t block_exclusive_scan(const Arch& a, Shared& sh, uint32_t v, uint32_t& total) {
+    uint32_t incl = v;
+    DSA_UNROLL
     for (int d = 1; d < kLanes; d *= 2) {
-      const uint64_t y = a.shfl_up(incl, d);
+      const uint32_t y = a.shfl_up(incl, d);
       if (lane(a) >= d) incl += y;
     }
     if (lane(a) == kLanes - 1) sh.warp_totals[warp(a)] = incl;
     a.sync();
     if (warp(a) == 0) {
-      uint64_t w = lane(a) < kWarps ? sh.warp_totals[lane(a)] : 0;
+      uint32_t w = lane(a) < kWarps ? sh.warp_totals[lane(a)] : 0;
+      DSA_UNROLL
       for (int d = 1; d < kLanes; d *= 2) {
-        const uint64_t y = a.shfl_up(w, d);
+        const uint32_t y = a.shfl_up(w, d);
         if (lane(a) >= d) w += y;
       }
       if (lane(a) < kWarps) sh.warp_totals[lane(a)] = w;
@@ -125,12 +128,13 @@ struct BlockTopK {
   }
 
   // Entries (keys other than 0) in the block.
-  DSA_HD static int64_t count_entries(const Arch& a, Shared& sh, const uint32_t (&keys)[kItems]) {
-    uint64_t mine = 0;
+  DSA_HD static int count_entries(const Arch& a, Shared& sh, const uint32_t (&keys)[kItems]) {
+    uint32_t mine = 0;
+    DSA_UNROLL
     for (int i = 0; i < kItems; ++i) mine += keys[i] != kNoEntryKey;
-    uint64_t total = 0;
+    uint32_t total = 0;
     block_exclusive_scan(a, sh, mine, total);
-    return int64_t(total);
+    return int(total);
   }
 
   // One histogram add per warp for the lanes that share lane 0's bin (runs of
@@ -148,37 +152,39 @@ struct BlockTopK {
 
   // The threshold bin of a counted histogram slot, for `need` entries: each
   // thread scans its run of bins (top bins first) with find_threshold.
-  DSA_HD static void threshold(const Arch& a, Shared& sh, int slot, int bins, int64_t need) {
+  DSA_HD static void threshold(const Arch& a, Shared& sh, int slot, int bins, int need) {
     const int32_t* hist = sh.hist[slot];
     const int per = (bins + kThreads - 1) / kThreads;
     const int hi = bins - a.thread() * per;
     const int lo = hi - per < 0 ? 0 : hi - per;
-    uint64_t sum = 0;
-    for (int b = lo; b < hi; ++b) sum += uint64_t(hist[b]);
-    uint64_t total = 0;
-    const int64_t above = int64_t(block_exclusive_scan(a, sh, sum, total));
-    if (hi > lo && above < need && above + int64_t(sum) >= need) {
+    uint32_t sum = 0;
+    for (int b = lo; b < hi; ++b) sum += uint32_t(hist[b]);
+    uint32_t total = 0;
+    const int above = int(block_exclusive_scan(a, sh, sum, total));
+    if (hi > lo && above < need && above + int(sum) >= need) {
       const Threshold t = find_threshold(hist + lo, hi - lo, need - above);
       sh.pass_scalars[slot][kBin] = lo + t.bin;
-      sh.pass_scalars[slot][kAbove] = int32_t(above + t.above);
+      sh.pass_scalars[slot][kAbove] = int32_t(above + int(t.above));
       sh.pass_scalars[slot][kCount] = hist[lo + t.bin];
     }
     a.sync();
   }
 
   // The cut of the top `need` entries. `entries` is count_entries' result.
-  DSA_HD static Cut find_cut(const Arch& a, Shared& sh, const uint32_t (&keys)[kItems], int64_t need,
-                             int64_t entries, int& ring) {
+  DSA_HD static Cut find_cut(const Arch& a, Shared& sh, const uint32_t (&keys)[kItems], int need, int entries,
+                             int& ring) {
     Cut c;
     if (entries <= need) {  // every entry: the cut {0, 0} matches all keys
       c.need = entries;
       return c;
     }
-    int64_t remaining = need;
+    int remaining = need;
     bool on_list = false;
     int list_n = 0;
-    for (int p = 0; p < kPlan.passes; ++p) {
-      const RadixPass pass = kPlan.pass[p];
+    constexpr RadixPlan plan = plan_11_11_10();
+    DSA_UNROLL
+    for (int p = 0; p < plan.passes; ++p) {
+      const RadixPass pass = plan.pass[p];
       const int slot = ring % 3, next = (ring + 1) % 3;
       for (int b = a.thread(); b < kBins; b += kThreads) sh.hist[next][b] = 0;
       if (a.thread() == 0) {
@@ -186,6 +192,7 @@ struct BlockTopK {
         if (p == 0) sh.list_size = 0;
       }
       if (!on_list) {
+        DSA_UNROLL
         for (int i = 0; i < kItems; ++i) {
           const uint32_t key = keys[i];
           add(a, sh.hist[slot], key != kNoEntryKey && c.cut.matches(key), pass.digit(key));
@@ -203,7 +210,7 @@ struct BlockTopK {
       const int bin = sh.pass_scalars[slot][kBin];
       if (bin < 0) break;  // fewer entries than needed: only a defect's state gets here
       remaining -= sh.pass_scalars[slot][kAbove];
-      const int64_t count = sh.pass_scalars[slot][kCount];
+      const int count = sh.pass_scalars[slot][kCount];
       c.cut = c.cut.refined(pass, uint32_t(bin));
       if (p == 0)
         c.first_pass = c.cut;
@@ -211,6 +218,7 @@ struct BlockTopK {
         c.refined = true;
       if (count == remaining) break;  // the threshold bin is taken whole
       if (p == 0 && (count <= kListCap || kBug == Bug::list_drops_overflow)) {
+        DSA_UNROLL
         for (int i = 0; i < kItems; ++i) {
           const bool in = keys[i] != kNoEntryKey && c.cut.matches(keys[i]);
           const LaneMask mask = a.ballot(in);
@@ -241,46 +249,52 @@ struct BlockTopK {
   }
 
   // Calls emit(rank, item) for every chosen entry of this thread, rank in
-  // [0, limit) its place in position order; returns how many were chosen
-  // (at most limit).
+  // [offset, limit) its place in position order after `offset`; returns
+  // offset + how many were chosen, at most limit.
   template <class Emit>
-  DSA_HD static int64_t emit_cut(const Arch& a, Shared& sh, const uint32_t (&keys)[kItems], const Cut& c,
-                                 int64_t offset, int64_t limit, Emit&& emit) {
+  DSA_HD static int emit_cut(const Arch& a, Shared& sh, const uint32_t (&keys)[kItems], const Cut& c, int offset,
+                             int limit, Emit&& emit) {
+    DSA_UNROLL
     for (int j = 0; j < kRuns; ++j) {
-      uint64_t above = 0, tied = 0;
+      uint32_t above = 0, tied = 0;
+      DSA_UNROLL
       for (int v = 0; v < kVec; ++v) {
         const uint32_t key = keys[j * kVec + v];
-        above += uint64_t(popc(a.ballot(c.cut.above(key))));
-        tied += uint64_t(popc(a.ballot(at_cut(c, key))));
+        above += uint32_t(popc(a.ballot(c.cut.above(key))));
+        tied += uint32_t(popc(a.ballot(at_cut(c, key))));
       }
-      if (lane(a) == 0) sh.cells[j * kWarps + warp(a)] = (above << 32) | tied;
+      if (lane(a) == 0) sh.cells[j * kWarps + warp(a)] = (above << 16) | tied;
     }
     if (a.thread() == 0) sh.ticket = 0;
     a.sync();
     constexpr int kPer = (kCells + kThreads - 1) / kThreads;
-    uint64_t mine[kPer];
-    uint64_t sum = 0;
+    uint32_t mine[kPer];
+    uint32_t sum = 0;
+    DSA_UNROLL
     for (int q = 0; q < kPer; ++q) {
       const int cell = a.thread() * kPer + q;
       mine[q] = cell < kCells ? sh.cells[cell] : 0;
       sum += mine[q];
     }
-    uint64_t total = 0;
-    uint64_t prefix = block_exclusive_scan(a, sh, sum, total);
+    uint32_t total = 0;
+    uint32_t prefix = block_exclusive_scan(a, sh, sum, total);
+    DSA_UNROLL
     for (int q = 0; q < kPer; ++q) {
       const int cell = a.thread() * kPer + q;
       if (cell < kCells) sh.cells[cell] = prefix;
       prefix += mine[q];
     }
     a.sync();
-    const int64_t above_total = int64_t(total >> 32), tied_total = int64_t(total & 0xffffffffu);
-    int64_t need = c.need < tied_total ? c.need : tied_total;
+    const int above_total = int(total >> 16), tied_total = int(total & 0xffffu);
+    int need = c.need < tied_total ? c.need : tied_total;
     if (need < 0) need = 0;  // only a defect's state
     const LaneMask below = lanes_below(a);
+    DSA_UNROLL
     for (int j = 0; j < kRuns; ++j) {
-      const uint64_t base = sh.cells[j * kWarps + warp(a)];
-      int64_t above_rank = int64_t(base >> 32), tie_rank = int64_t(base & 0xffffffffu);
+      const uint32_t base = sh.cells[j * kWarps + warp(a)];
+      int above_rank = int(base >> 16), tie_rank = int(base & 0xffffu);
       bool is_above[kVec], is_tied[kVec];
+      DSA_UNROLL
       for (int v = 0; v < kVec; ++v) {
         const uint32_t key = keys[j * kVec + v];
         is_above[v] = c.cut.above(key);
@@ -288,14 +302,15 @@ struct BlockTopK {
         above_rank += popc(a.ballot(is_above[v]) & below);
         tie_rank += popc(a.ballot(is_tied[v]) & below);
       }
+      DSA_UNROLL
       for (int v = 0; v < kVec; ++v) {
-        int64_t rank = -1;
+        int rank = -1;
         if (is_above[v]) {
           rank = above_rank + (tie_rank < need ? tie_rank : need);
           if constexpr (kBug == Bug::ties_by_arrival) rank = above_rank;
         } else if (is_tied[v]) {
           if constexpr (kBug == Bug::ties_by_arrival) {
-            const int64_t ticket = a.atomic_add_shared(&sh.ticket, 1);
+            const int ticket = a.atomic_add_shared(&sh.ticket, 1);
             if (ticket < need) rank = above_total + ticket;
           } else if (tie_rank < need) {
             rank = above_rank + tie_rank;
@@ -307,18 +322,17 @@ struct BlockTopK {
       }
     }
     a.sync();
-    const int64_t chosen = offset + above_total + need;
+    const int chosen = offset + above_total + need;
     return chosen < limit ? chosen : limit;  // at least 0: offset, above_total and need are
   }
 
   // The top `k` entries of the block, emitted in position order: emit(rank,
   // item) for rank < k. Returns min(k, entries).
   template <class Emit>
-  DSA_HD static int64_t select(const Arch& a, Shared& sh, const uint32_t (&keys)[kItems], int64_t k, int& ring,
-                               Emit&& emit) {
-    const int64_t entries = count_entries(a, sh, keys);
+  DSA_HD static int select(const Arch& a, Shared& sh, const uint32_t (&keys)[kItems], int k, int& ring, Emit&& emit) {
+    const int entries = count_entries(a, sh, keys);
     const Cut c = find_cut(a, sh, keys, k, entries, ring);
-    int64_t offset = 0;
+    int offset = 0;
     if constexpr (kBug == Bug::emit_coarse_twice) {
       if (c.refined) {
         Cut coarse;

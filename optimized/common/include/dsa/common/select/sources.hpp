@@ -32,15 +32,18 @@ struct DenseRows {
   DSA_HD void load(const Arch& a, int64_t r, int64_t first, int64_t count, uint32_t (&keys)[kItems]) const {
     const float* base = logits + r * row_stride + span.begin(r) + first;
     const bool aligned = (reinterpret_cast<uintptr_t>(base) & 15u) == 0;
+    DSA_UNROLL
     for (int run = 0; run < kItems / 4; ++run) {
       const int64_t p0 = item_position<kThreads>(a.thread(), run * 4);
       float v[4] = {0, 0, 0, 0};
       if (aligned && p0 + 4 <= count) {
         a.load4(base + p0, v);
       } else {
+        DSA_UNROLL
         for (int q = 0; q < 4; ++q)
           if (p0 + q < count) v[q] = base[p0 + q];
       }
+      DSA_UNROLL
       for (int q = 0; q < 4; ++q) keys[run * 4 + q] = p0 + q < count ? order_key(v[q]) : kNoEntryKey;
     }
   }
@@ -60,6 +63,7 @@ struct BlockScores {
     const int64_t len = span.length(r);
     const float* row = logits + r * row_stride + span.begin(r);
     const int64_t newest = (len - 1) / block_size;
+    DSA_UNROLL
     for (int i = 0; i < kItems; ++i) {
       const int64_t pos = item_position<kThreads>(a.thread(), i);
       uint32_t key = kNoEntryKey;
@@ -98,6 +102,7 @@ struct CandidateColumns {
   DSA_HD void load(const Arch& a, int64_t r, int64_t first, int64_t count, uint32_t (&keys)[kItems]) const {
     const int64_t len = span.length(r);
     const float* row = values + r * row_stride + (compact ? 0 : span.begin(r));
+    DSA_UNROLL
     for (int i = 0; i < kItems; ++i) {
       const int64_t pos = item_position<kThreads>(a.thread(), i);
       uint32_t key = kNoEntryKey;

@@ -39,7 +39,8 @@ struct TreeTopK {
   template <class Payload>
   DSA_HD static void write_final(const Arch& a, Shared& sh, const uint32_t (&keys)[kItems], int32_t k, int& ring,
                                  int32_t* out, Payload&& payload) {
-    const int64_t chosen = Block::select(a, sh, keys, k, ring, [&](int64_t rank, int item) {
+    // A row of one block holds at most kCapacity entries: k beyond it is all -1 tail.
+    const int chosen = Block::select(a, sh, keys, k < kCapacity ? k : kCapacity, ring, [&](int rank, int item) {
       out[rank] = payload(Block::position(a.thread(), item));
     });
     for (int64_t i = chosen + a.thread(); i < k; i += kThreads) out[i] = -1;
@@ -49,10 +50,10 @@ struct TreeTopK {
   template <class Payload>
   DSA_HD static void write_node(const Arch& a, Shared& sh, const uint32_t (&keys)[kItems], int32_t k, int& ring,
                                 uint64_t* node, Payload&& payload) {
-    const int64_t chosen = Block::select(a, sh, keys, k, ring, [&](int64_t rank, int item) {
+    const int chosen = Block::select(a, sh, keys, k, ring, [&](int rank, int item) {
       node[rank] = pack(keys[item], payload(Block::position(a.thread(), item)));
     });
-    for (int64_t i = chosen + a.thread(); i < k; i += kThreads) node[i] = pack(kNoEntryKey, -1);
+    for (int i = chosen + a.thread(); i < k; i += kThreads) node[i] = pack(kNoEntryKey, -1);
   }
 
   template <class Source>
@@ -86,12 +87,12 @@ struct TreeTopK {
         a.sync();
         if (a.thread() == 0)
           sh.arrival =
-              int32_t(a.atomic_add_global(o.arrivals + r * plan.nodes_per_row + plan.level_offset[1] + parent, 1));
+              int32_t(a.atomic_add_global(o.arrivals + r * plan.nodes_per_row + plan.level_offset(1) + parent, 1));
         a.sync();
         slot_in_parent = parent * plan.fan_in + sh.arrival;
         a.sync();
       }
-      write_node(a, sh, keys, plan.k, ring, row_nodes + (plan.level_offset[0] + slot_in_parent) * int64_t(plan.k),
+      write_node(a, sh, keys, plan.k, ring, row_nodes + (plan.level_offset(0) + slot_in_parent) * int64_t(plan.k),
                  leaf_payload);
       climb(a, sh, plan, o, r, leaves, leaf, row_nodes, row_counters, out, ring);
     }
@@ -110,7 +111,7 @@ struct TreeTopK {
       a.fence();
       a.sync();
       if (a.thread() == 0) {
-        const int64_t node = plan.level_offset[level + 1] + parent;
+        const int64_t node = plan.level_offset(level + 1) + parent;
         const uint32_t old = a.atomic_add_global(row_counters + node, 1);
         sh.flag = old + 1 == uint32_t(children);
         if (sh.flag) {
@@ -121,9 +122,10 @@ struct TreeTopK {
       a.sync();
       if (!sh.flag) return;
       a.fence();
-      const uint64_t* child = row_nodes + (plan.level_offset[level] + int64_t(parent) * plan.fan_in) * plan.k;
+      const uint64_t* child = row_nodes + (plan.level_offset(level) + int64_t(parent) * plan.fan_in) * plan.k;
       const int64_t m = int64_t(children) * plan.k;
       uint32_t keys[kItems];
+      DSA_UNROLL
       for (int i = 0; i < kItems; ++i) {
         const int64_t pos = Block::position(a.thread(), i);
         keys[i] = pos < m ? uint32_t(a.load_cg(child + pos) >> 32) : kNoEntryKey;
@@ -136,15 +138,15 @@ struct TreeTopK {
         write_final(a, sh, keys, plan.k, ring, out, merged_payload);
         return;
       }
-      uint64_t* node = row_nodes + (plan.level_offset[level] + int64_t(index)) * plan.k;
+      uint64_t* node = row_nodes + (plan.level_offset(level) + int64_t(index)) * plan.k;
       if constexpr (kBug == Bug::ties_by_arrival) {
         const int32_t grand = index / plan.fan_in;
         a.sync();
         if (a.thread() == 0)
           sh.arrival = int32_t(
-              a.atomic_add_global(o.arrivals + r * plan.nodes_per_row + plan.level_offset[level + 1] + grand, 1));
+              a.atomic_add_global(o.arrivals + r * plan.nodes_per_row + plan.level_offset(level + 1) + grand, 1));
         a.sync();
-        node = row_nodes + (plan.level_offset[level] + int64_t(grand) * plan.fan_in + sh.arrival) * plan.k;
+        node = row_nodes + (plan.level_offset(level) + int64_t(grand) * plan.fan_in + sh.arrival) * plan.k;
         a.sync();
       }
       write_node(a, sh, keys, plan.k, ring, node, merged_payload);

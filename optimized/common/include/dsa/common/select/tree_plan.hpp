@@ -10,9 +10,11 @@
 // launch. So few long rows spread over many SMs, and the result never depends
 // on which block arrived last.
 //
-// Node (level l, index i) of a row sits at level_offset[l] + i of the row's
+// Node (level l, index i) of a row sits at level_offset(l) + i of the row's
 // nodes; leaves are level 0. The layout is the widest row's (max_leaves
-// leaves); a shorter row uses the first nodes of each level.
+// leaves); a shorter row uses the first nodes of each level. (Offsets are
+// computed, not stored: a kernel parameter indexed at run time would be
+// copied to local memory.)
 #pragma once
 
 #include <cstdint>
@@ -29,7 +31,6 @@ struct TreePlan {
   int32_t fan_in = 0;      // children per merge node
   int32_t max_leaves = 0;  // leaves of the widest row (at least 1)
   int32_t levels = 0;      // node levels of the widest row, leaves included
-  int32_t level_offset[kMaxTreeLevels + 1] = {};
   int32_t nodes_per_row = 0;
 
   DSA_HD int32_t leaves(int64_t entries) const {
@@ -41,6 +42,15 @@ struct TreePlan {
     int64_t n = leaves;
     for (int l = 0; l < level; ++l) n = ceil_div(n, fan_in);
     return int32_t(n);
+  }
+  // The widest row's nodes below `level`.
+  DSA_HD int32_t level_offset(int level) const {
+    int64_t offset = 0, n = max_leaves;
+    for (int l = 0; l < level; ++l) {
+      offset += n;
+      n = ceil_div(n, fan_in);
+    }
+    return int32_t(offset);
   }
   // Workspace: node slots [rows][nodes_per_row][k] of (key, payload) and
   // counters [rows][nodes_per_row], zero before the first launch.
@@ -62,18 +72,15 @@ DSA_HD inline PlanError make_tree_plan(int64_t max_entries, int32_t k, int32_t c
   // A row of one leaf needs no merge; a merge needs two children per node.
   if (plan.max_leaves > 1 && plan.fan_in < 2) return PlanError::k_too_large;
   int64_t n = plan.max_leaves;
-  int level = 0, offset = 0;
+  int level = 0;
   for (;;) {
     if (level >= kMaxTreeLevels) return PlanError::too_many_levels;
-    plan.level_offset[level] = offset;
-    offset += int32_t(n);
     ++level;
     if (n == 1) break;
     n = ceil_div(n, plan.fan_in);
   }
   plan.levels = level;
-  plan.level_offset[level] = offset;
-  plan.nodes_per_row = offset;
+  plan.nodes_per_row = plan.level_offset(level);
   return PlanError::none;
 }
 

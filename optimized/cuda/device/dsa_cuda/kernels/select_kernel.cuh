@@ -1,0 +1,30 @@
+// The selection kernels: the shared TreeTopK (optimized/common/select) on the
+// CUDA vendor layer, one instantiation per source (what a launch ranks).
+// 512 threads of 16 keys: a block ranks 8192 entries, k up to 4096 merges.
+#pragma once
+
+#include "dsa/common/arch/cuda.hpp"
+#include "dsa/common/select/sources.hpp"
+#include "dsa/common/select/topk_tree.hpp"
+
+namespace dsa::cuda::select_kernels {
+
+inline constexpr int kThreads = 512;
+inline constexpr int kItems = 16;
+inline constexpr int kCapacity = kThreads * kItems;
+
+template <common::select::Bug kBug>
+using Tree = common::select::TreeTopK<common::arch::Cuda, kThreads, kItems, kBug>;
+
+// kMinBlocks resident blocks per SM: 2 (64 registers, a few spilled) lets
+// one block load its leaf while the other ranks; 1 gives 128 registers. The
+// library's kernels take 2; the speed benchmark times both.
+inline constexpr int kMinBlocks = 2;
+template <class Source, common::select::Bug kBug, int kBlocksPerSm = kMinBlocks>
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm)
+    tree_topk(Source src, common::select::TreePlan plan, common::select::TreeOutput out) {
+  __shared__ typename Tree<kBug>::Shared shared;
+  Tree<kBug>::run(common::arch::Cuda{}, shared, src, plan, out);
+}
+
+}  // namespace dsa::cuda::select_kernels

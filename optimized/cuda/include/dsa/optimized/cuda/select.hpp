@@ -1,0 +1,44 @@
+// The selection launches of the gfx942 design on CUDA (issue 13), on device
+// pointers: decode top-k, candidate selection, candidate top-k, and the top-k
+// half of the fused candidate launch. All run the shared TreeTopK
+// (optimized/common/select): rows split over blocks (8192 entries each) and
+// merged by the last block to finish, a total order (lowest position on
+// ties, NaN above +inf), every output entry written (-1 after the chosen).
+//
+// The workspace (select_workspace) is zero when made and every launch leaves
+// it zero; one workspace serves launches one after another on one stream.
+// A launch refuses what it cannot take with dsa::Unsupported, before any work.
+#pragma once
+
+#include <cstdint>
+
+#include "dsa/common/select/block_topk.hpp"
+#include "dsa/common/select/sources.hpp"
+#include "dsa/common/select/topk_tree.hpp"
+#include "dsa/common/select/tree_plan.hpp"
+
+namespace dsa::cuda {
+
+// Entries one block ranks (the capacity the tree plans take).
+int select_capacity();
+
+// The plan for rows of at most `widest_entries` entries and k outputs;
+// throws Unsupported naming the op when the launches cannot take it.
+common::select::TreePlan select_plan(int64_t widest_entries, int32_t k, const char* op);
+
+// Runs the selection over `src` into out (TreeOutput: [rows][k], workspace),
+// on `stream` (a cudaStream_t, or null), without waiting.
+void launch_select(const common::select::DenseRows& src, const common::select::TreePlan& plan,
+                   const common::select::TreeOutput& out, void* stream);
+void launch_select(const common::select::BlockScores& src, const common::select::TreePlan& plan,
+                   const common::select::TreeOutput& out, void* stream);
+void launch_select(const common::select::CandidateColumns& src, const common::select::TreePlan& plan,
+                   const common::select::TreeOutput& out, void* stream);
+
+// The same with a bug of the mutant catalog injected; only in a build with
+// DSA_CUDA_MUTANTS (the GPU test bundle). Throws Unsupported elsewhere.
+bool select_mutants_built();
+void launch_select_mutant(common::select::Bug bug, const common::select::DenseRows& src,
+                          const common::select::TreePlan& plan, const common::select::TreeOutput& out, void* stream);
+
+}  // namespace dsa::cuda

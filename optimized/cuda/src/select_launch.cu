@@ -1,0 +1,54 @@
+// The selection launches (select.hpp): one kernel per source.
+#include <string>
+
+#include "dsa/error.hpp"
+#include "dsa/optimized/cuda/select.hpp"
+#include "select_launch.cuh"
+
+namespace dsa::cuda {
+
+using common::select::Bug;
+namespace sk = select_kernels;
+
+int select_capacity() { return sk::kCapacity; }
+
+common::select::TreePlan select_plan(int64_t widest_entries, int32_t k, const char* op) {
+  const std::string what = std::string("cuda selection ") + op;
+  if (widest_entries > int64_t(INT32_MAX))
+    throw Unsupported(what + ": rows of at most 2^31 - 1 entries, got " + std::to_string(widest_entries));
+  common::select::TreePlan plan;
+  switch (common::select::make_tree_plan(widest_entries, k, sk::kCapacity, plan)) {
+    case common::select::PlanError::none: break;
+    case common::select::PlanError::k_too_large:
+      throw Unsupported(what + ": merges rows longer than " + std::to_string(sk::kCapacity) + " entries only for k <= " +
+                        std::to_string(sk::kCapacity / 2) + ", got k = " + std::to_string(k));
+    case common::select::PlanError::too_many_levels:
+      throw Unsupported(what + ": rows of " + std::to_string(widest_entries) + " entries need more merge levels (" +
+                        std::to_string(common::select::kMaxTreeLevels) + ") for k = " + std::to_string(k));
+    case common::select::PlanError::bad_shape: throw InvalidInput("topk", "k must be at least 1, got " + std::to_string(k));
+  }
+  return plan;
+}
+
+void launch_select(const common::select::DenseRows& src, const common::select::TreePlan& plan,
+                   const common::select::TreeOutput& out, void* stream) {
+  sk::launch<common::select::DenseRows, Bug::none>(src, plan, out, stream);
+}
+void launch_select(const common::select::BlockScores& src, const common::select::TreePlan& plan,
+                   const common::select::TreeOutput& out, void* stream) {
+  sk::launch<common::select::BlockScores, Bug::none>(src, plan, out, stream);
+}
+void launch_select(const common::select::CandidateColumns& src, const common::select::TreePlan& plan,
+                   const common::select::TreeOutput& out, void* stream) {
+  sk::launch<common::select::CandidateColumns, Bug::none>(src, plan, out, stream);
+}
+
+#if !DSA_CUDA_MUTANTS
+bool select_mutants_built() { return false; }
+void launch_select_mutant(Bug, const common::select::DenseRows&, const common::select::TreePlan&,
+                          const common::select::TreeOutput&, void*) {
+  throw Unsupported("cuda selection: the mutants are built only with -DDSA_CUDA_MUTANTS=ON (the GPU test bundle)");
+}
+#endif
+
+}  // namespace dsa::cuda

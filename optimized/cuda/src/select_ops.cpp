@@ -1,0 +1,79 @@
+// cuda_select: the selection launches behind IndexerOps (select_ops.hpp).
+#include "dsa/optimized/cuda/select_ops.hpp"
+
+#include <cuda_runtime.h>
+
+#include <span>
+#include <string>
+#include <type_traits>
+
+#include "cuda_check.hpp"
+#include "device_buffer.hpp"
+#include "dsa/common/host/selection_ops.hpp"
+#include "dsa/error.hpp"
+#include "dsa/optimized/cuda/runtime.hpp"
+#include "dsa/optimized/cuda/select.hpp"
+
+namespace dsa::cuda {
+namespace {
+
+using common::select::Bug;
+
+// The device side of SelectionOps: DeviceBuffer copies and the select.hpp launches.
+struct CudaSelectBackend {
+  template <class T>
+  using Buffer = DeviceBuffer<T>;
+
+  template <class T>
+  Buffer<T> upload(std::span<const T> host) {
+    return Buffer<T>(host);
+  }
+  template <class T>
+  Buffer<T> zeros(size_t n) {
+    Buffer<T> b(n);
+    if (n > 0) DSA_CUDA_CHECK(cudaMemset(b.data(), 0, n * sizeof(T)));
+    return b;
+  }
+  template <class T>
+  void download(const Buffer<T>& b, std::span<T> host) {
+    b.download(host);
+  }
+  int capacity() const { return select_capacity(); }
+  // The kernels are built for sm_90a and sm_100a only.
+  void require(const char* op) const {
+    const DeviceInfo& d = device_info();
+    if (d.present && (d.major == 9 || d.major == 10) && d.minor == 0 && (!mutant || select_mutants_built())) return;
+    if (mutant) throw Unsupported(std::string("cuda_select mutant: ") + op + ": not in this build (DSA_CUDA_MUTANTS)");
+    throw Unsupported(std::string("cuda_select: ") + op + " needs an sm_90 or sm_100 GPU; " +
+                      (d.present ? "found " + d.name : d.why_absent));
+  }
+  template <class Source>
+  void launch(const Source& src, const common::select::TreePlan& plan, const common::select::TreeOutput& out) {
+    if constexpr (std::is_same_v<Source, common::select::DenseRows>) {
+      if (mutant) launch_select_mutant(bug, src, plan, out, nullptr);
+      else launch_select(src, plan, out, nullptr);
+    } else {
+      if (mutant) throw Unsupported("cuda_select mutant: only the top-k kernel carries the bug");
+      launch_select(src, plan, out, nullptr);
+    }
+    DSA_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+
+  bool mutant = false;
+  Bug bug = Bug::none;
+};
+
+}  // namespace
+
+std::unique_ptr<IndexerOps> make_cuda_select_ops() {
+  return std::make_unique<common::host::SelectionOps<CudaSelectBackend>>("cuda_select", CudaSelectBackend{});
+}
+
+std::unique_ptr<IndexerOps> make_cuda_select_mutant(Bug bug) {
+  CudaSelectBackend backend;
+  backend.mutant = true;
+  backend.bug = bug;
+  return std::make_unique<common::host::SelectionOps<CudaSelectBackend>>("cuda_select_mutant", backend);
+}
+
+}  // namespace dsa::cuda
