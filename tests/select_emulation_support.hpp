@@ -87,6 +87,16 @@ struct EmulatorBackend {
     common::arch::host_launch<S::kLanes, typename Tree::Shared>(
         grid, S::kThreads, [&](const Arch& a, typename Tree::Shared& sh) { Tree::run(a, sh, src, plan, o); });
   }
+  void launch(const common::PackRows& p) {
+    common::arch::host_launch<S::kLanes, int>(grid, S::kThreads, [&](const common::arch::HostSimt<S::kLanes>& a, int&) {
+      common::pack_rows_block<S::kThreads>(a, p);
+    });
+  }
+  void launch(const common::UnpackTopk& p) {
+    common::arch::host_launch<S::kLanes, int>(grid, S::kThreads, [&](const common::arch::HostSimt<S::kLanes>& a, int&) {
+      common::unpack_topk_block<S::kThreads>(a, p);
+    });
+  }
   int grid = 3;
 };
 

@@ -97,5 +97,32 @@ TEST(SelectTree, RowsStartingAtAnOffset) {
   check_dense<Warp32>({5, 700, 1200}, 1300, RowKind::normal, 50, 2, 7, 37);
 }
 
+// The padding kernels against the reference's ops, and the skip_decode_fill rule.
+TEST(SelectPadding, PackAndUnpackAsTheReference) {
+  auto ops = make_emulated_selection<Warp32>("emulated", 2);
+  auto ref = make_reference_ops();
+  const std::vector<int32_t> decode_lens = {2, 1, 3, 3};
+  const int32_t next_n = 3;
+  ByteRows ragged{9, 70, {}};
+  Rng rng(9);
+  for (int i = 0; i < 9 * 70; ++i) ragged.bytes.push_back(uint8_t(rng.next_u32()));
+  ByteRows a{12, 70, std::vector<uint8_t>(12 * 70, 0x5a)}, b = a;
+  ops->pack_rows(ragged, decode_lens, 0x7f, a);
+  ref->pack_rows(ragged, decode_lens, 0x7f, b);
+  EXPECT_EQ(a.bytes, b.bytes);
+  TopkIndices padded{12, 33, {}};
+  for (int i = 0; i < 12 * 33; ++i) padded.indices.push_back(int32_t(rng.next_u32() % 1000));
+  TopkIndices x{9, 33, std::vector<int32_t>(9 * 33, -7)}, y = x;
+  ops->unpack_topk(padded, decode_lens, x);
+  ref->unpack_topk(padded, decode_lens, y);
+  EXPECT_EQ(x.indices, y.indices);
+  EXPECT_THROW(ops->unpack_topk(padded, std::vector<int32_t>{2, 1, 4, 3}, x), InvalidInput);
+  for (const bool prefill : {false, true})
+    for (const bool padding : {false, true})
+      for (const int64_t decode : {0, 3, 5})
+        EXPECT_EQ(ops->skip_decode_fill(prefill, decode, 5, padding), ref->skip_decode_fill(prefill, decode, 5, padding));
+  EXPECT_THROW(ops->skip_decode_fill(false, 6, 5, false), InvalidInput);
+}
+
 }  // namespace
 }  // namespace dsa::select_testing

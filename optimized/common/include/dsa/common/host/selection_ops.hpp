@@ -11,6 +11,7 @@
 //   int capacity()                                  entries per block of its launches
 //   void require(const char* op)                    throws Unsupported where it cannot run (no GPU)
 //   void launch(const Source&, const TreePlan&, const TreeOutput&)   runs TreeTopK and waits
+//   void launch(const PackRows&), launch(const UnpackTopk&)            the padding kernels, and waits
 //
 // Outputs go to the device as the caller filled them (poison included) and
 // come back whole, so "every entry written" judges the kernel (indexer_ops.hpp).
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "dsa/candidates.hpp"
+#include "dsa/common/padding.hpp"
 #include "dsa/common/row_span.hpp"
 #include "dsa/common/select/sources.hpp"
 #include "dsa/common/select/topk_tree.hpp"
@@ -43,7 +45,7 @@ public:
   void topk(const Logits& logits, const RowBounds& bounds, TopkIndices& out) override {
     backend_.require("topk");
     check_row_bounds(logits, bounds);
-    check_topk_output(out, logits.rows, "topk_indices");
+    require_output("topk_indices", out, logits.rows);
     auto values = backend_.upload(std::span<const float>(logits.values));
     Bounds b = upload_bounds(bounds, logits.width);
     select::DenseRows src{values.data(), logits.width, b.span};
@@ -53,13 +55,7 @@ public:
   void candidate_select(const Logits& logits, const RowBounds& candidate_bounds, CandidateBlocks& out) override {
     backend_.require("candidate_select");
     check_row_bounds(logits, candidate_bounds);
-    if (out.block_size < 1)
-      throw InvalidInput("candidate_block_size", "must be at least 1, got " + std::to_string(out.block_size));
-    if (out.slots < 1) throw InvalidInput("candidate_topk_blocks", "must be at least 1, got " + std::to_string(out.slots));
-    if (out.rows != logits.rows || out.blocks.size() != size_t(out.rows) * size_t(out.slots))
-      throw InvalidInput("candidate_blocks", "output buffer holds " + std::to_string(out.blocks.size()) + " ids for [" +
-                                                 std::to_string(out.rows) + ", " + std::to_string(out.slots) +
-                                                 "], expected " + std::to_string(logits.rows) + " rows");
+    require_output("candidate_blocks", out, logits.rows);
     auto values = backend_.upload(std::span<const float>(logits.values));
     Bounds b = upload_bounds(candidate_bounds, logits.width);
     select::BlockScores src{values.data(), logits.width, b.span, out.block_size};
@@ -74,7 +70,7 @@ public:
     if (candidates.rows != logits.rows)
       throw InvalidInput("candidate_blocks", std::to_string(candidates.rows) + " rows for " +
                                                  std::to_string(logits.rows) + " logits rows");
-    check_topk_output(out, logits.rows, "candidate_topk_indices");
+    require_output("candidate_topk_indices", out, logits.rows);
     auto values = backend_.upload(std::span<const float>(logits.values));
     auto blocks = backend_.upload(std::span<const int32_t>(candidates.blocks));
     Bounds b = upload_bounds(topk_bounds, logits.width);
@@ -83,8 +79,74 @@ public:
     run(src, int64_t(candidates.slots) * candidates.block_size, out.k, out.indices, "candidate_topk");
   }
 
+  // ---- Padded steps (padding.hpp); the checks and messages are the reference's.
+  bool skip_decode_fill(bool has_prefill_rows, int64_t num_decode_tokens, int64_t num_tokens,
+                        bool requires_padding) override {
+    if (num_decode_tokens < 0 || num_decode_tokens > num_tokens)
+      throw InvalidInput("num_decode_tokens", std::to_string(num_decode_tokens) + " is outside [0, num_tokens = " +
+                                                  std::to_string(num_tokens) + "]");
+    return common::skip_decode_fill(has_prefill_rows, num_decode_tokens, num_tokens, requires_padding);
+  }
+
+  void pack_rows(const ByteRows& ragged, std::span<const int32_t> decode_lens, uint8_t pad, ByteRows& packed) override {
+    backend_.require("pack_rows");
+    const int32_t next_n = rows_per_request("packed", packed.rows, decode_lens);
+    const int64_t real = real_rows(decode_lens, next_n);
+    if (ragged.row_bytes < 0 || ragged.rows < 0 || ragged.bytes.size() != size_t(ragged.rows) * size_t(ragged.row_bytes))
+      throw InvalidInput("rows", "[" + std::to_string(ragged.rows) + ", " + std::to_string(ragged.row_bytes) +
+                                     "] rows hold " + std::to_string(ragged.bytes.size()) + " bytes");
+    if (ragged.bytes.size() != size_t(real) * size_t(ragged.row_bytes))
+      throw InvalidInput("rows", "has " + std::to_string(ragged.bytes.size()) + " elements, expected " +
+                                     std::to_string(size_t(real) * size_t(ragged.row_bytes)));
+    require_output("packed", packed, packed.rows, ragged.row_bytes);
+    auto src = backend_.upload(std::span<const uint8_t>(ragged.bytes));
+    auto lens = backend_.upload(decode_lens);
+    auto dst = backend_.upload(std::span<const uint8_t>(packed.bytes));
+    PackRows p{src.data(), dst.data(), ragged.row_bytes, lens.data(), int32_t(decode_lens.size()), next_n, pad};
+    backend_.launch(p);
+    backend_.download(dst, std::span<uint8_t>(packed.bytes));
+  }
+
+  void unpack_topk(const TopkIndices& padded, std::span<const int32_t> decode_lens, TopkIndices& out) override {
+    backend_.require("unpack_topk");
+    const int32_t next_n = rows_per_request("topk_indices", padded.rows, decode_lens);
+    const int64_t real = real_rows(decode_lens, next_n);
+    if (padded.k < 0 || padded.indices.size() != size_t(padded.rows) * size_t(padded.k))
+      throw InvalidInput("rows", "has " + std::to_string(padded.indices.size()) + " elements, expected " +
+                                     std::to_string(size_t(padded.rows) * size_t(padded.k)));
+    if (out.k != padded.k)
+      throw InvalidInput("topk_indices", "output buffer has k = " + std::to_string(out.k) + ", the padded rows " +
+                                             std::to_string(padded.k));
+    require_output("topk_indices", out, real);
+    auto src = backend_.upload(std::span<const int32_t>(padded.indices));
+    auto lens = backend_.upload(decode_lens);
+    auto dst = backend_.upload(std::span<const int32_t>(out.indices));
+    UnpackTopk p{src.data(), dst.data(), padded.k, lens.data(), int32_t(decode_lens.size()), next_n, real};
+    backend_.launch(p);
+    backend_.download(dst, std::span<int32_t>(out.indices));
+  }
+
 protected:
   Backend& backend() { return backend_; }
+
+  static int32_t rows_per_request(const char* buffer, int64_t rows, std::span<const int32_t> decode_lens) {
+    if (decode_lens.empty()) throw InvalidInput("decode_lens", "a step needs at least one request");
+    const int64_t batch = int64_t(decode_lens.size());
+    if (rows % batch != 0 || rows / batch < 1)
+      throw InvalidInput(buffer, std::to_string(rows) + " rows is not next_n >= 1 rows for each of the " +
+                                     std::to_string(batch) + " requests");
+    return int32_t(rows / batch);
+  }
+  static int64_t real_rows(std::span<const int32_t> decode_lens, int32_t next_n) {
+    int64_t total = 0;
+    for (size_t b = 0; b < decode_lens.size(); ++b) {
+      if (decode_lens[b] < 1 || decode_lens[b] > next_n)
+        throw InvalidInput("decode_lens", "decode_lens[" + std::to_string(b) + "] = " + std::to_string(decode_lens[b]) +
+                                              " is outside [1, next_n = " + std::to_string(next_n) + "]");
+      total += decode_lens[b];
+    }
+    return total;
+  }
 
   struct Bounds {
     typename Backend::template Buffer<int64_t> start, end;
@@ -105,14 +167,6 @@ protected:
     int64_t w = 0;
     for (int64_t r = 0; r < bounds.rows(); ++r) w = std::max(w, bounds.end[size_t(r)] - bounds.start[size_t(r)]);
     return w;
-  }
-
-  static void check_topk_output(const TopkIndices& out, int64_t rows, const char* buffer) {
-    if (out.k < 1) throw InvalidInput("topk", "k must be at least 1, got " + std::to_string(out.k));
-    if (out.rows != rows || out.indices.size() != size_t(rows) * size_t(out.k))
-      throw InvalidInput(buffer, "output buffer holds " + std::to_string(out.indices.size()) + " entries for [" +
-                                     std::to_string(out.rows) + ", " + std::to_string(out.k) + "], expected [" +
-                                     std::to_string(rows) + ", " + std::to_string(out.k) + "]");
   }
 
   // Plans, makes room, launches, and copies `out` back.

@@ -1,0 +1,285 @@
+// Speed of the decode top-k on the GPU (CUDA events; not a test), in one run
+// with its baselines: the read-once floor (rows x columns x 4 bytes at the read
+// bandwidth measured here), vLLM's top_k_per_row_decode built from vLLM's
+// source (vllm_topk.cu; absent from a build without third_party/vllm), and
+// our kernel at two occupancies. torch.topk is timed by
+// scripts/gpu/select_torch_bench.py in the same device call.
+//
+// Each time is the median over graph replays after warm-up; a replay runs
+// every input set once, the sets together several times the L2, so every
+// launch reads from HBM. Also per shape: whether our sets are identical on a
+// second run (bit for bit), whether vLLM's are (as sets), and in how many rows
+// our sets differ from vLLM's (on untied data they must not).
+//   select_speed [--json FILE] [--reps N] [--quick]
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "dsa/optimized/cuda/select.hpp"
+#include "select_launch.cuh"
+#if DSA_BENCH_VLLM
+#include "vllm_topk.hpp"
+#endif
+
+namespace {
+
+using dsa::common::RowSpan;
+using dsa::common::select::Bug;
+using dsa::common::select::DenseRows;
+using dsa::common::select::TreeOutput;
+using dsa::common::select::TreePlan;
+
+#define CHECK(call)                                                                              \
+  do {                                                                                           \
+    cudaError_t e_ = (call);                                                                     \
+    if (e_ != cudaSuccess) {                                                                     \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                              \
+    }                                                                                            \
+  } while (0)
+
+__device__ uint32_t hash(uint64_t x) {
+  x ^= x >> 31;
+  x *= 0x7fb5d329728ea185ull;
+  x ^= x >> 27;
+  x *= 0x81dadef4bc2dd44dull;
+  x ^= x >> 33;
+  return uint32_t(x);
+}
+
+enum class Kind { normal, minus_inf, ties16 };
+const char* name_of(Kind k) { return k == Kind::normal ? "normal" : k == Kind::minus_inf ? "7/8 -inf" : "16 levels"; }
+
+// normal: N(0, 1) (Box-Muller); minus_inf: 7 of 8 blocks of 8 columns -inf
+// (a candidate-masked row); ties16: 16 levels, massive ties at the cut.
+__global__ void fill(float* p, int64_t rows, int64_t cols, int kind, uint64_t seed) {
+  const int64_t n = rows * cols;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const uint64_t s = seed * 0x9e3779b97f4a7c15ull + uint64_t(i);
+    const float u1 = (float(hash(s) >> 8) + 1.0f) * (1.0f / 16777216.0f);
+    const float u2 = float(hash(s ^ 0x5555) >> 8) * (1.0f / 16777216.0f);
+    float v = sqrtf(-2.0f * logf(u1)) * cosf(6.2831853f * u2);
+    if (kind == int(Kind::minus_inf) && hash(seed * 31 + uint64_t(i / 8)) % 8 != 0) v = -INFINITY;
+    if (kind == int(Kind::ties16)) v = float(hash(s) % 16) * 0.25f;
+    p[i] = v;
+  }
+}
+
+// Every 16-byte word read once (XOR-reduced; one word per block written only
+// if the sum is a magic value, so nothing is elided).
+__global__ void __launch_bounds__(512) read_all(const uint4* p, size_t n, uint4* sink) {
+  uint4 acc = make_uint4(0, 0, 0, 0);
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    const uint4 v = __ldcs(p + i);
+    acc.x ^= v.x, acc.y ^= v.y, acc.z ^= v.z, acc.w ^= v.w;
+  }
+  if ((acc.x ^ acc.y ^ acc.z ^ acc.w) == 0x9e3779b9u) sink[blockIdx.x] = acc;
+}
+
+float median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// launch(i) for i in [0, per_replay) captured in one graph; returns the median
+// replay time divided by per_replay, in microseconds.
+template <class F>
+float time_us(F&& launch, int per_replay, int reps, cudaStream_t stream) {
+  for (int i = 0; i < per_replay; ++i) launch(i);  // warm-up (and one-time set-up) outside the capture
+  CHECK(cudaStreamSynchronize(stream));
+  cudaGraph_t graph;
+  CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < per_replay; ++i) launch(i);
+  CHECK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec;
+  CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  CHECK(cudaGraphLaunch(exec, stream));
+  cudaEvent_t a, b;
+  CHECK(cudaEventCreate(&a));
+  CHECK(cudaEventCreate(&b));
+  std::vector<float> ms;
+  for (int r = 0; r < reps; ++r) {
+    CHECK(cudaEventRecord(a, stream));
+    CHECK(cudaGraphLaunch(exec, stream));
+    CHECK(cudaEventRecord(b, stream));
+    CHECK(cudaEventSynchronize(b));
+    float t = 0;
+    CHECK(cudaEventElapsedTime(&t, a, b));
+    ms.push_back(t);
+  }
+  CHECK(cudaGraphExecDestroy(exec));
+  CHECK(cudaGraphDestroy(graph));
+  CHECK(cudaEventDestroy(a));
+  CHECK(cudaEventDestroy(b));
+  return median(ms) * 1000.0f / float(per_replay);
+}
+
+double read_bandwidth_gbs(cudaStream_t stream) {
+  const size_t bytes = size_t(4) << 30;
+  uint4* p = nullptr;
+  uint4* sink = nullptr;
+  CHECK(cudaMalloc(&p, bytes));
+  CHECK(cudaMalloc(&sink, 132 * 8 * sizeof(uint4)));
+  CHECK(cudaMemset(p, 1, bytes));
+  const float us = time_us([&](int) { read_all<<<132 * 8, 512, 0, stream>>>(p, bytes / 16, sink); }, 1, 20, stream);
+  CHECK(cudaFree(p));
+  CHECK(cudaFree(sink));
+  return double(bytes) / (double(us) * 1e3);
+}
+
+std::vector<int32_t> download(const int32_t* d, size_t n) {
+  std::vector<int32_t> h(n);
+  CHECK(cudaMemcpy(h.data(), d, n * sizeof(int32_t), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+// Rows whose sets differ (each row sorted first).
+int64_t rows_differing(std::vector<int32_t> a, std::vector<int32_t> b, int64_t rows, int64_t k) {
+  int64_t n = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    std::sort(a.begin() + r * k, a.begin() + (r + 1) * k);
+    std::sort(b.begin() + r * k, b.begin() + (r + 1) * k);
+    n += !std::equal(a.begin() + r * k, a.begin() + (r + 1) * k, b.begin() + r * k);
+  }
+  return n;
+}
+
+struct Shape {
+  int64_t rows, cols;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string json;
+  int reps = 30;
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
+    else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else {
+      std::fprintf(stderr, "usage: select_speed [--json FILE] [--reps N] [--quick]\n");
+      return 2;
+    }
+  }
+  cudaDeviceProp prop{};
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  cudaStream_t stream;
+  CHECK(cudaStreamCreate(&stream));
+  const double bw = read_bandwidth_gbs(stream);
+  std::printf("device %s, %d SMs, L2 %d MB, read bandwidth %.0f GB/s\n", prop.name, prop.multiProcessorCount,
+              prop.l2CacheSize >> 20, bw);
+
+  std::vector<Shape> shapes = {{8, 131072}, {64, 131072}, {256, 131072}, {64, 32768}};
+  std::vector<int> ks = {512, 2048};
+  std::vector<Kind> kinds = {Kind::normal, Kind::minus_inf, Kind::ties16};
+  if (quick) shapes = {{64, 131072}}, ks = {2048}, kinds = {Kind::normal};
+
+  std::string records;
+  std::printf("%-11s %5s %-10s %9s %9s %9s %9s %8s %8s %6s %6s %6s\n", "shape", "k", "data", "floor us", "ours us",
+              "ours/1blk", "vllm us", "ours/fl", "vllm/our", "det", "vdet", "vdiff");
+  for (const Shape s : shapes) {
+    const size_t elems = size_t(s.rows * s.cols), bytes = elems * 4;
+    // Input sets rotated so one replay reads at least 3 x L2 (or 3 sets).
+    const int sets = std::max<int>(3, int((3 * size_t(prop.l2CacheSize) + bytes - 1) / bytes));
+    std::vector<float*> inputs(static_cast<size_t>(sets));
+    for (auto& p : inputs) CHECK(cudaMalloc(&p, bytes));
+    std::vector<int32_t> lens(size_t(s.rows), int32_t(s.cols));
+    int32_t* d_lens = nullptr;
+    CHECK(cudaMalloc(&d_lens, lens.size() * 4));
+    CHECK(cudaMemcpy(d_lens, lens.data(), lens.size() * 4, cudaMemcpyHostToDevice));
+    RowSpan span;
+    span.kind = RowSpan::Kind::visible_1d;
+    span.rows = s.rows;
+    span.width = s.cols;
+    span.seq_lens = d_lens;
+    span.next_n = 1;
+    for (const int k : ks) {
+      const TreePlan plan = dsa::cuda::select_plan(s.cols, k, "decode_top_k");
+      uint64_t* slots = nullptr;
+      uint32_t* counters = nullptr;
+      int32_t* out = nullptr;
+      int32_t* out_vllm = nullptr;
+      CHECK(cudaMalloc(&slots, size_t(plan.slot_pairs(s.rows)) * 8));
+      CHECK(cudaMalloc(&counters, size_t(plan.counters(s.rows)) * 4));
+      CHECK(cudaMemset(counters, 0, size_t(plan.counters(s.rows)) * 4));
+      CHECK(cudaMalloc(&out, size_t(s.rows) * k * 4));
+      CHECK(cudaMalloc(&out_vllm, size_t(s.rows) * k * 4));
+      const TreeOutput o{out, slots, counters, nullptr};
+      for (const Kind kind : kinds) {
+        for (int i = 0; i < sets; ++i) fill<<<1024, 256, 0, stream>>>(inputs[size_t(i)], s.rows, s.cols, int(kind), 1000 + i);
+        CHECK(cudaStreamSynchronize(stream));
+        auto ours = [&](int i) {
+          dsa::cuda::launch_select(DenseRows{inputs[size_t(i % sets)], s.cols, span}, plan, o, stream);
+        };
+        auto ours_one_block = [&](int i) {
+          dsa::cuda::select_kernels::launch<DenseRows, Bug::none, 1>(DenseRows{inputs[size_t(i % sets)], s.cols, span},
+                                                                      plan, o, stream);
+        };
+        const float t_ours = time_us(ours, sets, reps, stream);
+        const float t_one = time_us(ours_one_block, sets, reps, stream);
+        // Determinism: the same input twice, bit for bit.
+        ours(0);
+        CHECK(cudaStreamSynchronize(stream));
+        const auto first = download(out, size_t(s.rows) * k);
+        ours(1);
+        ours(0);
+        CHECK(cudaStreamSynchronize(stream));
+        const bool det = first == download(out, size_t(s.rows) * k);
+        float t_vllm = -1;
+        int64_t vllm_runs_differ = -1, vs_vllm = -1;
+#if DSA_BENCH_VLLM
+        auto vllm = [&](int i) {
+          dsa::bench::vllm_top_k_per_row_decode(inputs[size_t(i % sets)], s.rows, s.cols, 1, d_lens, false, out_vllm, k,
+                                               stream);
+        };
+        t_vllm = time_us(vllm, sets, reps, stream);
+        vllm(0);
+        CHECK(cudaStreamSynchronize(stream));
+        const auto v1 = download(out_vllm, size_t(s.rows) * k);
+        vllm(1);
+        vllm(0);
+        CHECK(cudaStreamSynchronize(stream));
+        vllm_runs_differ = rows_differing(v1, download(out_vllm, size_t(s.rows) * k), s.rows, k);
+        vs_vllm = rows_differing(first, v1, s.rows, k);
+#endif
+        const double floor_us = double(bytes) / (bw * 1e3);
+        char shape[32];
+        std::snprintf(shape, sizeof shape, "%lldx%lldk", (long long)s.rows, (long long)(s.cols / 1024));
+        std::printf("%-11s %5d %-10s %9.1f %9.1f %9.1f %9.1f %8.2f %8.2f %6s %6lld %6lld\n", shape, k, name_of(kind),
+                    floor_us, t_ours, t_one, t_vllm, t_ours / floor_us, t_vllm / t_ours, det ? "yes" : "NO",
+                    (long long)vllm_runs_differ, (long long)vs_vllm);
+        std::fflush(stdout);
+        char rec[512];
+        std::snprintf(rec, sizeof rec,
+                      "%s{\"rows\": %lld, \"columns\": %lld, \"k\": %d, \"data\": \"%s\", \"floor_us\": %.2f, "
+                      "\"ours_us\": %.2f, \"ours_one_block_per_sm_us\": %.2f, \"vllm_top_k_per_row_decode_us\": %.2f, "
+                      "\"ours_deterministic\": %s, \"vllm_rows_differing_between_runs\": %lld, "
+                      "\"rows_differing_ours_vs_vllm\": %lld}",
+                      records.empty() ? "" : ",\n    ", (long long)s.rows, (long long)s.cols, k, name_of(kind), floor_us,
+                      t_ours, t_one, t_vllm, det ? "true" : "false", (long long)vllm_runs_differ, (long long)vs_vllm);
+        records += rec;
+      }
+      CHECK(cudaFree(slots));
+      CHECK(cudaFree(counters));
+      CHECK(cudaFree(out));
+      CHECK(cudaFree(out_vllm));
+    }
+    for (auto p : inputs) CHECK(cudaFree(p));
+    CHECK(cudaFree(d_lens));
+  }
+  if (!json.empty()) {
+    FILE* f = std::fopen(json.c_str(), "w");
+    if (!f) return 1;
+    std::fprintf(f, "{\"device\": \"%s\", \"sms\": %d, \"read_bandwidth_gbs\": %.1f,\n  \"decode_top_k\": [\n    %s\n  ]}\n",
+                 prop.name, prop.multiProcessorCount, bw, records.c_str());
+    std::fclose(f);
+  }
+  return 0;
+}
