@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <bit>
 
 #include "dsa/optimized/persistent_topk.hpp"
@@ -65,6 +66,40 @@ TEST(MutantTopk, NanRowsEmitUninitializedSlots) {
   EXPECT_FALSE(bad.passed);
   // Two NaNs lie above the cut and are emitted directly; the final buffer holds numbers.
   EXPECT_TRUE(topk_verdict(*m, one_row({kNaN, 1.0f, 0.25f, -kNaN, 2.0f, 7.0f, 0.5f, -1.0f, 4.0f, 3.0f}), 4).passed);
+}
+
+TEST(MutantTopk, SortPaddingEmittedWhenTheCutIsAtMinusFltMaxOrMinusInf) {
+  auto m = make("vllm_topk_sort_padding_emitted");
+  // 40 columns (the scaled radix path); 30 values above -FLT_MAX, then 6 at -FLT_MAX and 4 at -inf: k = 34
+  // puts the cut in the fp16 -inf bin (10 entries, the buffer holds them), where padding ties -FLT_MAX and
+  // ranks above -inf.
+  std::vector<float> v;
+  for (int i = 0; i < 30; ++i) v.push_back(float(i));
+  for (int i = 0; i < 6; ++i) v.push_back(-FLT_MAX);
+  for (int i = 0; i < 4; ++i) v.push_back(-kInf);
+  const auto bad = topk_verdict(*m, one_row(v), 34);
+  EXPECT_FALSE(bad.passed);
+  EXPECT_GT(bad.out_of_range + bad.duplicates, 0);
+  // The cut among finite values: the buffer's padding sorts last.
+  EXPECT_TRUE(topk_verdict(*m, one_row(v), 20).passed);
+  // The same row below the radix path's length (insertion sort): correct.
+  v.resize(31);
+  v[30] = -kInf;
+  EXPECT_TRUE(topk_verdict(*m, one_row(v), 30).passed);
+}
+
+TEST(MutantTopk, MergePaddingRankedAboveMinusInf) {
+  auto m = make("vllm_topk_merge_padding_above_minus_inf");
+  // 100 columns (the scaled split path: 10 parts of 10); 15 finite values, the rest -inf; k = 20 >= 10 pads
+  // every part's list, and the row's 20th value is -inf.
+  std::vector<float> v(100, -kInf);
+  for (int i = 0; i < 15; ++i) v[size_t(i * 6)] = float(i) * 0.5f;
+  const auto bad = topk_verdict(*m, one_row(v), 20);
+  EXPECT_FALSE(bad.passed);
+  EXPECT_GT(bad.wrong_tail, 0);
+  // The 20th value finite: padding ranks below every chosen value.
+  for (int i = 0; i < 30; ++i) v[size_t(i * 3 + 1)] = float(i) * 0.25f;
+  EXPECT_TRUE(topk_verdict(*m, one_row(v), 20).passed);
 }
 
 TEST(MutantTopk, TiesAtTheCutChangeFromRunToRun) {

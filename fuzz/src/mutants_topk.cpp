@@ -95,6 +95,28 @@ std::vector<Mutant> topk_mutants() {
         return make_cpu_radix_topk(RadixTopkConfig{}, d);
       }));
   m.push_back(twin_mutant(
+      "vllm_topk_sort_padding_emitted",
+      "vLLM top_k_per_row_decode at 030ea52e, radix path (12288 <= columns < 200000; SPEC 10 (a), found by this "
+      "suite on an H200): the block radix sort of the final buffer pads its unused slots with -FLT_MAX values and "
+      "uninitialized indices, so when the cut falls at -FLT_MAX or -inf padding is emitted (indices out of range, "
+      "duplicates). Final buffer scaled from 2048 to 16 entries, radix path from 32 columns.",
+      property::kTopkAgrees, [] {
+        RadixTopkDefects d;
+        d.sort_padding_emitted = true;
+        return make_cpu_radix_topk(RadixTopkConfig{.final_capacity = 16, .radix_sort_min_len = 32}, d);
+      }));
+  m.push_back(twin_mutant(
+      "vllm_topk_merge_padding_above_minus_inf",
+      "vLLM top_k_per_row_decode at 030ea52e, split path (>= 200000 columns; SPEC 10 (b), found by this suite on an "
+      "H200): a block whose part of the row holds at most k entries pads its list with (-FLT_MAX, -1), and the merge "
+      "ranks that padding above real -inf entries: a row whose k-th value is -inf gets -1 where an index is due. "
+      "Split path scaled from 200000 to 64 columns (10 parts).",
+      property::kTopkAgrees, [] {
+        RadixTopkDefects d;
+        d.merge_padding_above_minus_inf = true;
+        return make_cpu_radix_topk(RadixTopkConfig{.split_min_len = 64}, d);
+      }));
+  m.push_back(twin_mutant(
       "persistent_topk_candidate_overflow",
       "vLLM persistent_topk, issue #51782 / PR #52149 (SPEC 10): the filtered path compacts the threshold coarse "
       "bin into a fixed candidate buffer and silently drops what does not fit, then refines the rest: k distinct "

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cfloat>
+#include <limits>
 
 #include "dsa/common/radix_keys.hpp"
 #include "dsa/common/radix_plan.hpp"
@@ -27,6 +29,37 @@ bool reversed_arrival(bool defect, uint64_t launch) { return defect && (launch &
 RadixTopkSm::RadixTopkSm(RadixTopkConfig config, RadixTopkDefects defects) : config_(config), defects_(defects) {}
 
 void RadixTopkSm::select(const float* values, int64_t len, int k, int32_t* out, uint64_t launch) {
+  if (defects_.merge_padding_above_minus_inf && len >= config_.split_min_len && len > k)
+    split_and_merge(values, len, k, out, launch);
+  else
+    select_row(values, len, k, out, launch);
+}
+
+// vLLM's split path with the merge's defect: each part's top-k list, a short
+// part padded with (-FLT_MAX, -1), merged by value (padding above -inf).
+void RadixTopkSm::split_and_merge(const float* values, int64_t len, int k, int32_t* out, uint64_t launch) {
+  const int64_t parts = config_.split_blocks, part_len = len / parts;
+  std::vector<float> merged_values;
+  std::vector<int32_t> merged_indices, part_out(static_cast<size_t>(k));
+  for (int64_t p = 0; p < parts; ++p) {
+    const int64_t start = p * part_len, end = p + 1 == parts ? len : start + part_len;
+    select_row(values + start, end - start, k, part_out.data(), launch);
+    for (int i = 0; i < k; ++i) {
+      const bool pad = part_out[size_t(i)] < 0;
+      merged_values.push_back(pad ? -FLT_MAX : values[start + part_out[size_t(i)]]);
+      merged_indices.push_back(pad ? -1 : int32_t(start + part_out[size_t(i)]));
+    }
+  }
+  std::vector<int32_t> order(merged_values.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = int32_t(i);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return order_key(merged_values[size_t(a)]) > order_key(merged_values[size_t(b)]);
+  });
+  for (int i = 0; i < k; ++i) out[i] = merged_indices[size_t(order[size_t(i)])];
+}
+
+void RadixTopkSm::select_row(const float* values, int64_t len, int k, int32_t* out, uint64_t launch) {
+  row_len_ = len;
   if (len <= k) {
     for (int64_t i = 0; i < len; ++i) out[i] = int32_t(i);
     if (!defects_.skip_short_row_tail) std::fill(out + len, out + k, -1);
@@ -104,6 +137,10 @@ void RadixTopkSm::take_best(std::vector<int32_t>& items, const float* values, in
     rank_by_ieee(items, values, need);
     return;
   }
+  if (defects_.sort_padding_emitted && row_len_ >= config_.radix_sort_min_len) {
+    sort_with_padding(items, values, need);
+    return;
+  }
   if (reversed_arrival(defects_.run_dependent_ties, launch)) std::reverse(items.begin(), items.end());
   // key above, complemented arrival position below: larger = better.
   std::vector<uint64_t> order(items.size());
@@ -117,6 +154,30 @@ void RadixTopkSm::take_best(std::vector<int32_t>& items, const float* values, in
                          (order[chosen - 2] >> 32) == (order[chosen - 1] >> 32);
   if (defects_.duplicate_split_tie && split_tie) ranked[chosen - 1] = ranked[chosen - 2];
   for (size_t i = 0; i < chosen; ++i) output_[size_t(found_++)] = ranked[i];
+}
+
+// vLLM's block radix sort of the final buffer: thread t's item ii is buffer
+// slot ii * threads + t (4 items a thread), the slots past the real items
+// hold (-FLT_MAX, an uninitialized index), and the sort is stable in the
+// blocked order (thread t's items are ranks 4t .. 4t + 3) under the float
+// order (-inf below -FLT_MAX), descending. The first `need` come out.
+void RadixTopkSm::sort_with_padding(const std::vector<int32_t>& items, const float* values, int need) {
+  constexpr int kPerThread = 4;
+  const int threads = std::max(1, config_.final_capacity / kPerThread);
+  struct Slot {
+    float value;
+    int32_t index;
+  };
+  std::vector<Slot> blocked(size_t(threads) * kPerThread);
+  for (size_t i = 0; i < blocked.size(); ++i)
+    blocked[i] = {-FLT_MAX, detail::uninitialized_word(i, kScratchMultiplier, kScratchOffset ^ 0x5a5a)};
+  for (size_t src = 0; src < items.size() && src < blocked.size(); ++src) {
+    const size_t ii = src / size_t(threads), t = src % size_t(threads);
+    blocked[t * kPerThread + ii] = {values[items[src]], items[src]};
+  }
+  std::stable_sort(blocked.begin(), blocked.end(),
+                   [](const Slot& a, const Slot& b) { return order_key(a.value) > order_key(b.value); });
+  for (int i = 0; i < need && i < int(blocked.size()); ++i) output_[size_t(found_++)] = blocked[size_t(i)].index;
 }
 
 // Step 3's threshold bin holds equal keys: the first `need` to arrive win.

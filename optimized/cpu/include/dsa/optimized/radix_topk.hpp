@@ -34,6 +34,14 @@ namespace dsa::optimized {
 struct RadixTopkConfig {
   int32_t final_capacity = 2048;  // kNumFinalItems
   int32_t num_sms = 16;
+  // vLLM's paths by row length (top_k_per_row_decode): the final buffer is
+  // sorted by a block radix sort from 12288 columns (insertion sort below),
+  // and a row from 200000 columns is split over 10 blocks whose top-k lists
+  // are merged. The correct twin's results do not depend on them; the
+  // defects below live on those paths.
+  int64_t radix_sort_min_len = 12288;
+  int64_t split_min_len = 200000;
+  int32_t split_blocks = 10;
 };
 
 // Bugs that shipped in kernels of this design (SPEC 10), re-created for the
@@ -57,6 +65,16 @@ struct RadixTopkDefects {
   // A row of length 0 (a padded row) is read over the rest of the logits row,
   // so the padded row's garbage becomes indices.
   bool empty_row_reads_full_width = false;
+  // vLLM at 030ea52e, radix path (SPEC 10 (a)): the block radix sort of the
+  // final buffer pads its unused slots with -FLT_MAX values and uninitialized
+  // indices; when the cut falls at -FLT_MAX or -inf, padding sorts among (or
+  // above) the real entries and is emitted.
+  bool sort_padding_emitted = false;
+  // vLLM at 030ea52e, split path (SPEC 10 (b)): a block whose part of the row
+  // holds at most k entries pads its list with (-FLT_MAX, -1); the merge ranks
+  // that padding above real -inf entries, so a row whose k-th value is -inf
+  // gets -1 where an index is due.
+  bool merge_padding_above_minus_inf = false;
 };
 
 // One SM's worth of the kernel: selects the top k of values[0, len) into
@@ -68,6 +86,9 @@ public:
   void select(const float* values, int64_t len, int k, int32_t* out, uint64_t launch = 0);
 
 private:
+  void select_row(const float* values, int64_t len, int k, int32_t* out, uint64_t launch);
+  void split_and_merge(const float* values, int64_t len, int k, int32_t* out, uint64_t launch);
+  void sort_with_padding(const std::vector<int32_t>& items, const float* values, int need);
   void take_best(std::vector<int32_t>& items, const float* values, int need, uint64_t launch);
   void take_in_arrival_order(std::vector<int32_t>& items, int need, uint64_t launch);
   void rank_by_ieee(const std::vector<int32_t>& items, const float* values, int need);
@@ -79,6 +100,7 @@ private:
   std::vector<uint32_t> keys_;       // their fp32 keys
   std::vector<int32_t> output_;  // the SM's scratch output (smemOutput), never cleared
   int found_ = 0;
+  int64_t row_len_ = 0;  // of the row being selected (which final sort vLLM takes)
 };
 
 std::unique_ptr<IndexerOps> make_cpu_radix_topk();
