@@ -97,6 +97,17 @@ struct EmulatorBackend {
       common::unpack_topk_block<S::kThreads>(a, p);
     });
   }
+  static constexpr int64_t kMaskWords = 1 << 12;
+  struct MaskShared {
+    uint32_t words[kMaskWords];
+  };
+  int64_t mask_bitmap_words() const { return kMaskWords; }
+  void launch(const common::CandidateMaskRows& p) {
+    common::arch::host_launch<S::kLanes, MaskShared>(
+        grid, S::kThreads, [&](const common::arch::HostSimt<S::kLanes>& a, MaskShared& sh) {
+          common::candidate_mask_block<S::kThreads>(a, p, sh.words);
+        });
+  }
   int grid = 3;
 };
 

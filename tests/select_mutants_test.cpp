@@ -46,7 +46,7 @@ TEST(SelectMutants, NanIeeeTiesLeavesNanDominatedRowsShort) {
                                                    64);
 }
 
-TEST(SelectMutants, RingFollowingTheItemCountReadsStaleCounts) {
+TEST(SelectMutants, RingFollowingTheSelectionCountReadsStaleCounts) {
   // One block takes both rows. Row 0's first-pass bin (2.0) is taken whole: one pass, its counts stay
   // in ring slot 0; row 1 then starts on slot 0 again under the bug.
   twins_testing::TopkCase c;
@@ -55,7 +55,15 @@ TEST(SelectMutants, RingFollowingTheItemCountReadsStaleCounts) {
   for (int i = 0; i < 300; ++i) c.logits.values.push_back(i < 100 ? 2.0f : 1.0f);
   for (int i = 0; i < 300; ++i) c.logits.values.push_back(0.25f + float(i) * 1e-3f);
   c.bounds = {{0, 0}, {300, 300}};
-  wrong_where_correct_is_right<Bug::ring_follows_item>(c, 100, /*grid=*/1);
+  wrong_where_correct_is_right<Bug::ring_follows_selection>(c, 100, /*grid=*/1);
+}
+
+TEST(SelectMutants, RingFollowingTheSelectionCountBreaksAMergeAfterAShortLeaf) {
+  // One row of three leaves: a leaf whose selection stops early leaves a dirty slot for the merge that
+  // the same block runs next.
+  Rng rng(8);
+  wrong_where_correct_is_right<Bug::ring_follows_selection>(
+      twins_testing::make_case({1400}, 1400, RowKind::normal, rng), 64, /*grid=*/1);
 }
 
 TEST(SelectMutants, TiesByArrivalChangeFromRunToRun) {

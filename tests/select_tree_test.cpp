@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <vector>
 
 #include "dsa/candidates.hpp"
@@ -95,6 +96,23 @@ TEST(SelectTree, DenseRowsOfEveryKindAtWave64) {
 
 TEST(SelectTree, RowsStartingAtAnOffset) {
   check_dense<Warp32>({5, 700, 1200}, 1300, RowKind::normal, 50, 2, 7, 37);
+}
+
+// Both mask variants against the reference's, on rows with a start and blocks past the row.
+TEST(SelectMask, FullAndStridedAsTheReference) {
+  auto ops = make_emulated_selection<Warp32>("emulated", 2);
+  Rng rng(12);
+  const auto c = twins_testing::make_case({0, 37, 300, 64}, 330, RowKind::normal, rng, 5);
+  CandidateBlocks cand{4, 6, 8, {}};
+  for (int64_t r = 0; r < 4; ++r)
+    for (const int32_t b : {0, 3, -1, 7, 40, 2}) cand.blocks.push_back(b);
+  for (const CandidateMask variant : {CandidateMask::full, CandidateMask::strided}) {
+    Logits a = c.logits, b = c.logits;
+    ops->candidate_mask(a, c.bounds, cand, variant);
+    apply_candidate_mask(b, c.bounds, cand, variant);
+    for (size_t i = 0; i < a.values.size(); ++i)
+      ASSERT_EQ(std::bit_cast<uint32_t>(a.values[i]), std::bit_cast<uint32_t>(b.values[i])) << i;
+  }
 }
 
 // The padding kernels against the reference's ops, and the skip_decode_fill rule.

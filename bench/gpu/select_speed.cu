@@ -23,7 +23,7 @@
 #include "dsa/optimized/cuda/select.hpp"
 #include "select_launch.cuh"
 #if DSA_BENCH_VLLM
-#include "vllm_topk.hpp"
+#include "dsa/optimized/cuda/vllm_topk.hpp"
 #endif
 
 namespace {
@@ -236,7 +236,7 @@ int main(int argc, char** argv) {
         int64_t vllm_runs_differ = -1, vs_vllm = -1;
 #if DSA_BENCH_VLLM
         auto vllm = [&](int i) {
-          dsa::bench::vllm_top_k_per_row_decode(inputs[size_t(i % sets)], s.rows, s.cols, 1, d_lens, false, out_vllm, k,
+          dsa::cuda::vllm_top_k_per_row_decode(inputs[size_t(i % sets)], s.rows, s.cols, 1, d_lens, false, out_vllm, k,
                                                stream);
         };
         t_vllm = time_us(vllm, sets, reps, stream);

@@ -34,5 +34,6 @@ std::vector<Mutant> topk_mutants();       // mutants_topk.cpp: the top-k twins w
 std::vector<Mutant> logits_mutants();     // mutants_logits.cpp
 std::vector<Mutant> candidate_mutants();  // mutants_candidates.cpp
 std::vector<Mutant> comparator_mutants(); // mutants_comparator.cpp
+std::vector<Mutant> cuda_mutants();       // mutants_cuda.cpp: the CUDA selection kernel with a bug (GPU bundle only)
 
 }  // namespace dsa::fuzz::detail

@@ -10,7 +10,7 @@ const std::vector<Mutant>& mutant_catalog() {
   static const std::vector<Mutant> catalog = [] {
     std::vector<Mutant> all;
     for (auto part : {detail::topk_mutants, detail::logits_mutants, detail::candidate_mutants,
-                      detail::comparator_mutants}) {
+                      detail::comparator_mutants, detail::cuda_mutants}) {
       auto more = part();
       all.insert(all.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
     }

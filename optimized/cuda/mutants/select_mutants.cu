@@ -20,7 +20,7 @@ void launch_select_mutant(Bug bug, const DenseRows& src, const common::select::T
     case Bug::emit_coarse_twice: return sk::launch<DenseRows, Bug::emit_coarse_twice>(src, plan, out, stream);
     case Bug::list_drops_overflow: return sk::launch<DenseRows, Bug::list_drops_overflow>(src, plan, out, stream);
     case Bug::nan_ieee_ties: return sk::launch<DenseRows, Bug::nan_ieee_ties>(src, plan, out, stream);
-    case Bug::ring_follows_item: return sk::launch<DenseRows, Bug::ring_follows_item>(src, plan, out, stream);
+    case Bug::ring_follows_selection: return sk::launch<DenseRows, Bug::ring_follows_selection>(src, plan, out, stream);
     case Bug::ties_by_arrival: return sk::launch<DenseRows, Bug::ties_by_arrival>(src, plan, out, stream);
   }
   throw InvalidInput("bug", "unknown selection bug " + std::to_string(int(bug)));

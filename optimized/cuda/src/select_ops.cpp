@@ -59,6 +59,20 @@ struct CudaSelectBackend {
     DSA_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
+  void launch(const common::PackRows& p) {
+    launch_pack_rows(p, nullptr);
+    DSA_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  void launch(const common::UnpackTopk& p) {
+    launch_unpack_topk(p, nullptr);
+    DSA_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  int64_t mask_bitmap_words() const { return candidate_mask_bitmap_words(); }
+  void launch(const common::CandidateMaskRows& p) {
+    launch_candidate_mask(p, nullptr);
+    DSA_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+
   bool mutant = false;
   Bug bug = Bug::none;
 };

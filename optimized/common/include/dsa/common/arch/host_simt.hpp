@@ -244,6 +244,7 @@ public:
     return exchange(v, lane() - delta, lane() >= delta);
   }
   int atomic_add_shared(int* p, int v) const { return std::atomic_ref<int>(*p).fetch_add(v); }
+  uint32_t atomic_or_shared(uint32_t* p, uint32_t v) const { return std::atomic_ref<uint32_t>(*p).fetch_or(v); }
   uint32_t atomic_add_global(uint32_t* p, uint32_t v) const { return std::atomic_ref<uint32_t>(*p).fetch_add(v); }
   void fence() const { std::atomic_thread_fence(std::memory_order_seq_cst); }
   uint32_t load_cg(const uint32_t* p) const { return *p; }

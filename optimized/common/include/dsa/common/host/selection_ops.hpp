@@ -12,6 +12,8 @@
 //   void require(const char* op)                    throws Unsupported where it cannot run (no GPU)
 //   void launch(const Source&, const TreePlan&, const TreeOutput&)   runs TreeTopK and waits
 //   void launch(const PackRows&), launch(const UnpackTopk&)            the padding kernels, and waits
+//   void launch(const CandidateMaskRows&)       the mask kernel, and waits
+//   int64_t mask_bitmap_words()                 the widest row's blocks / 32 its mask kernel takes
 //
 // Outputs go to the device as the caller filled them (poison included) and
 // come back whole, so "every entry written" judges the kernel (indexer_ops.hpp).
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include "dsa/candidates.hpp"
+#include "dsa/common/candidate_mask.hpp"
 #include "dsa/common/padding.hpp"
 #include "dsa/common/row_span.hpp"
 #include "dsa/common/select/sources.hpp"
@@ -60,6 +63,27 @@ public:
     Bounds b = upload_bounds(candidate_bounds, logits.width);
     select::BlockScores src{values.data(), logits.width, b.span, out.block_size};
     run(src, ceil_div(widest(candidate_bounds), out.block_size), out.slots, out.blocks, "candidate_select");
+  }
+
+  void candidate_mask(Logits& logits, const RowBounds& candidate_bounds, const CandidateBlocks& candidates,
+                      CandidateMask variant) override {
+    backend_.require("candidate_mask");
+    check_row_bounds(logits, candidate_bounds);
+    candidates.validate();
+    if (candidates.rows != logits.rows)
+      throw InvalidInput("candidate_blocks", std::to_string(candidates.rows) + " rows for " +
+                                                 std::to_string(logits.rows) + " logits rows");
+    auto values = backend_.upload(std::span<const float>(logits.values));
+    auto blocks = backend_.upload(std::span<const int32_t>(candidates.blocks));
+    Bounds b = upload_bounds(candidate_bounds, logits.width);
+    CandidateMaskRows p{values.data(), logits.width, b.span, blocks.data(), candidates.slots, candidates.block_size,
+                        variant == CandidateMask::full};
+    if (p.bitmap_words() > backend_.mask_bitmap_words())
+      throw Unsupported(name_ + ": candidate_mask takes rows of at most " +
+                        std::to_string(backend_.mask_bitmap_words() * 32) + " blocks, got width " +
+                        std::to_string(logits.width) + " / block size " + std::to_string(candidates.block_size));
+    backend_.launch(p);
+    backend_.download(values, std::span<float>(logits.values));
   }
 
   void candidate_topk(const Logits& logits, const RowBounds& topk_bounds, const CandidateBlocks& candidates,

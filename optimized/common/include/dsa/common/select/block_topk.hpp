@@ -45,7 +45,7 @@ enum class Bug : uint8_t {
   emit_coarse_twice,    // the first pass emits the entries above its bin, and the final emit emits them again
   list_drops_overflow,  // a threshold bin larger than the list is truncated to it instead of read in registers
   nan_ieee_ties,        // entries at an exact cut are found by float ==, which no NaN passes
-  ring_follows_item,    // the histogram ring restarts at 3 x the item count, as if every item ran three passes
+  ring_follows_selection,  // the histogram ring moves on by 3 per selection, as if every one ran three passes
   ties_by_arrival,      // entries at the cut are taken in the order they reach an atomic counter
 };
 
@@ -332,6 +332,7 @@ struct BlockTopK {
   DSA_HD static int select(const Arch& a, Shared& sh, const uint32_t (&keys)[kItems], int k, int& ring, Emit&& emit) {
     const int entries = count_entries(a, sh, keys);
     const Cut c = find_cut(a, sh, keys, k, entries, ring);
+    if constexpr (kBug == Bug::ring_follows_selection) ring = (ring + 2) / 3 * 3;
     int offset = 0;
     if constexpr (kBug == Bug::emit_coarse_twice) {
       if (c.refined) {

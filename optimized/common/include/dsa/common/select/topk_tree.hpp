@@ -62,9 +62,7 @@ struct TreeTopK {
     a.sync();
     int ring = 0;
     const int64_t items = src.rows() * plan.max_leaves;
-    int64_t ordinal = 0;
-    for (int64_t item = a.block(); item < items; item += a.grid(), ++ordinal) {
-      if constexpr (kBug == Bug::ring_follows_item) ring = int(3 * (ordinal % (1 << 20)));
+    for (int64_t item = a.block(); item < items; item += a.grid()) {
       const int64_t r = item / plan.max_leaves;
       const int32_t leaf = int32_t(item % plan.max_leaves);
       const int64_t n = src.entries(r);

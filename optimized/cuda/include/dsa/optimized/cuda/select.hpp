@@ -12,6 +12,8 @@
 
 #include <cstdint>
 
+#include "dsa/common/candidate_mask.hpp"
+#include "dsa/common/padding.hpp"
 #include "dsa/common/select/block_topk.hpp"
 #include "dsa/common/select/sources.hpp"
 #include "dsa/common/select/topk_tree.hpp"
@@ -34,6 +36,16 @@ void launch_select(const common::select::BlockScores& src, const common::select:
                    const common::select::TreeOutput& out, void* stream);
 void launch_select(const common::select::CandidateColumns& src, const common::select::TreePlan& plan,
                    const common::select::TreeOutput& out, void* stream);
+
+// The row kernels around the selection (select_rows.cu): vLLM's padding
+// pack/unpack and the candidate mask (full or strided). The mask keeps a bit
+// per block of the widest row in shared memory: at most
+// candidate_mask_bitmap_words() words (Unsupported beyond).
+inline constexpr int kMaskBitmapBytes = 96 * 1024;
+int64_t candidate_mask_bitmap_words();
+void launch_pack_rows(const common::PackRows& p, void* stream);
+void launch_unpack_topk(const common::UnpackTopk& p, void* stream);
+void launch_candidate_mask(const common::CandidateMaskRows& p, void* stream);
 
 // The same with a bug of the mutant catalog injected; only in a build with
 // DSA_CUDA_MUTANTS (the GPU test bundle). Throws Unsupported elsewhere.

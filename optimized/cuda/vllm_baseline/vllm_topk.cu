@@ -1,14 +1,13 @@
-// vLLM's top_k_per_row_decode, built from vLLM's own source for the speed
-// table and the fuzzer: the file (csrc/libtorch_stable/sampler.cu at
-// 030ea52e, the commit SPEC 10 names) is fetched into third_party/vllm by
-// scripts/gpu/fetch_vllm.md's steps and compiled as it is, against the
-// stand-ins of vllm_shim/. This wrapper only turns device pointers into its
-// tensors.
-#include "vllm_topk.hpp"
+// vLLM's top_k_per_row_decode built from vLLM's own source, for the speed
+// table and the fuzzer (README.md): csrc/libtorch_stable/sampler.cu at
+// 030ea52e (the commit SPEC 10 names), fetched into the git-ignored
+// third_party/vllm and compiled as it is against the stand-ins of shim/. This
+// wrapper only turns device pointers into its tensors.
+#include "dsa/optimized/cuda/vllm_topk.hpp"
 
-#include "../../third_party/vllm/csrc/libtorch_stable/sampler.cu"
+#include "../../../third_party/vllm/csrc/libtorch_stable/sampler.cu"
 
-namespace dsa::bench {
+namespace dsa::cuda {
 
 void vllm_top_k_per_row_decode(const float* logits, int64_t rows, int64_t columns, int64_t next_n,
                                const int32_t* seq_lens, bool seq_lens_2d, int32_t* indices, int64_t k,
@@ -24,4 +23,4 @@ void vllm_top_k_per_row_decode(const float* logits, int64_t rows, int64_t column
   top_k_per_row_decode(t_logits, next_n, t_lens, t_indices, rows, columns, 1, k);
 }
 
-}  // namespace dsa::bench
+}  // namespace dsa::cuda

@@ -1,0 +1,21 @@
+// vLLM's decode top-k built from vLLM's source (vllm_baseline/README.md), a
+// baseline of the speed table and the fuzzer; only in builds with
+// DSA_VLLM_BASELINE.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "dsa/indexer_ops.hpp"
+
+namespace dsa::cuda {
+
+// vLLM's host function on device pointers: logits [rows][columns] row-major,
+// seq_lens [rows / next_n] (1-D) or [rows] (2-D), indices [rows][k].
+void vllm_top_k_per_row_decode(const float* logits, int64_t rows, int64_t columns, int64_t next_n,
+                               const int32_t* seq_lens, bool seq_lens_2d, int32_t* indices, int64_t k, void* stream);
+
+// The same behind IndexerOps: the topk op on decode rows (every row starting at column 0).
+std::unique_ptr<IndexerOps> make_vllm_topk_ops();
+
+}  // namespace dsa::cuda
