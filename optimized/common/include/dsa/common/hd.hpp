@@ -23,6 +23,10 @@
 #if !DSA_DEVICE_PASS
 #include <bit>
 #endif
+// HIP's device intrinsics (__float_as_uint, __popc, ...) come from its runtime header.
+#if defined(__HIPCC__)
+#include <hip/hip_runtime.h>
+#endif
 
 // Loops over a thread's items unroll fully on the device, so the items stay
 // in registers (an indexed register array otherwise goes to local memory).

@@ -1,0 +1,168 @@
+// The CUDA selection kernels (cuda_select) on the GPU: each chooses exactly
+// the reference's sets (their order is total, lowest index on ties), writes
+// every entry, and repeats itself bit for bit; the mask and padding kernels
+// equal the reference's ops. Without an sm_90 GPU each test reports skipped,
+// and the refusal on such a machine is itself tested.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <string>
+#include <vector>
+
+#include "dsa/candidates.hpp"
+#include "dsa/error.hpp"
+#include "dsa/optimized/cuda/runtime.hpp"
+#include "dsa/optimized/cuda/select_ops.hpp"
+#include "dsa/oracle/poison.hpp"
+#include "dsa/oracle/selection_check.hpp"
+#include "dsa/rng.hpp"
+#include "dsa/topk.hpp"
+#include "twins_test_support.hpp"
+
+namespace dsa {
+namespace {
+
+using twins_testing::RowKind;
+
+#define REQUIRE_SM90()                                                                                  \
+  do {                                                                                                  \
+    if (!cuda::sm90_available())                                                                        \
+      GTEST_SKIP() << "no sm_90 GPU: "                                                                  \
+                   << (cuda::device_info().present ? cuda::device_info().name : cuda::device_info().why_absent); \
+  } while (0)
+
+std::vector<int32_t> sorted_row(const int32_t* row, int k) {
+  std::vector<int32_t> v(row, row + k);
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+// The reference's sets, row by row, and nothing left of the poison.
+::testing::AssertionResult same_sets_as_reference(const TopkIndices& got, const twins_testing::TopkCase& c) {
+  const auto written = oracle::check_written(oracle::view(got), "topk_indices");
+  if (!written.passed) return ::testing::AssertionFailure() << oracle::format_table(written);
+  std::vector<int32_t> want(size_t(got.k));
+  for (int64_t r = 0; r < got.rows; ++r) {
+    const int64_t start = c.bounds.start[size_t(r)], len = c.bounds.end[size_t(r)] - start;
+    topk_row(c.logits.row(r) + start, len, got.k, want.data());
+    if (sorted_row(got.row(r), got.k) != sorted_row(want.data(), got.k))
+      return ::testing::AssertionFailure() << "row " << r << " (length " << len << ") chose another set";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(CudaSelect, RefusesWithoutAGpu) {
+  if (cuda::sm90_available()) GTEST_SKIP() << "an sm_90 GPU is present";
+  auto ops = cuda::make_cuda_select_ops();
+  Rng rng(1);
+  const auto c = twins_testing::make_case({10}, 10, RowKind::normal, rng);
+  EXPECT_THROW(twins_testing::run_topk(*ops, c.logits, c.bounds, 4), Unsupported);
+}
+
+// Lengths around the block (8192), the merge levels and the landmarks of
+// SPEC 10 (16385, 2^17, 2^18), every kind of row, k of the design.
+TEST(CudaSelect, DecodeTopkIsTheReferencesSetOnEveryKindAndLength) {
+  REQUIRE_SM90();
+  auto ops = cuda::make_cuda_select_ops();
+  const std::vector<int64_t> lens = {0, 1, 511, 513, 2049, 8191, 8192, 8193, 16384, 16385, 40000, 131072, 262144};
+  uint64_t seed = 10;
+  for (const int k : {512, 1024, 2048})
+    for (const RowKind kind : twins_testing::kAllRowKinds) {
+      Rng rng(seed++);
+      const auto c = twins_testing::make_case(lens, 262144, kind, rng);
+      const TopkIndices got = twins_testing::run_topk(*ops, c.logits, c.bounds, k);
+      EXPECT_TRUE(same_sets_as_reference(got, c)) << twins_testing::to_string(kind) << ", k " << k;
+      // The same input again: bit for bit the same output (order included).
+      EXPECT_EQ(twins_testing::run_topk(*ops, c.logits, c.bounds, k).indices, got.indices);
+    }
+}
+
+TEST(CudaSelect, PrefillRowsCountFromTheirStart) {
+  REQUIRE_SM90();
+  auto ops = cuda::make_cuda_select_ops();
+  Rng rng(3);
+  const auto c = twins_testing::make_case({100, 20000, 9000}, 30000, RowKind::quantized, rng, 1237);
+  EXPECT_TRUE(same_sets_as_reference(twins_testing::run_topk(*ops, c.logits, c.bounds, 1024), c));
+}
+
+TEST(CudaSelect, RefusesAKTooLargeToMerge) {
+  REQUIRE_SM90();
+  auto ops = cuda::make_cuda_select_ops();
+  Rng rng(4);
+  const auto c = twins_testing::make_case({20000}, 20000, RowKind::normal, rng);
+  EXPECT_THROW(twins_testing::run_topk(*ops, c.logits, c.bounds, 5000), Unsupported);
+  // One block's row takes any k.
+  const auto short_row = twins_testing::make_case({8000}, 8000, RowKind::normal, rng);
+  EXPECT_TRUE(same_sets_as_reference(twins_testing::run_topk(*ops, short_row.logits, short_row.bounds, 7000), short_row));
+}
+
+// 128k context, candidate blocks of 8, 2048 of them: the selection of the
+// source layer and the consumer top-k, against the reference.
+TEST(CudaSelect, CandidateSelectionAndTopkAsTheReference) {
+  REQUIRE_SM90();
+  auto ops = cuda::make_cuda_select_ops();
+  for (const RowKind kind : {RowKind::normal, RowKind::quantized, RowKind::nan_heavy, RowKind::minus_inf_heavy}) {
+    Rng rng(20 + uint64_t(kind));
+    const auto c = twins_testing::make_case({131072, 5000, 1, 0, 70000}, 131072, kind, rng);
+    const CandidateBlocks want = select_candidate_blocks(c.logits, c.bounds, 8, 2048);
+    CandidateBlocks got{c.logits.rows, 2048, 8, std::vector<int32_t>(want.blocks.size())};
+    oracle::fill_poison(std::span<int32_t>(got.blocks));
+    ops->candidate_select(c.logits, c.bounds, got);
+    for (int64_t r = 0; r < got.rows; ++r)
+      EXPECT_EQ(sorted_row(got.row(r), got.slots), sorted_row(want.row(r), want.slots))
+          << twins_testing::to_string(kind) << " row " << r;
+    // The consumer top-k over those blocks, sorted (so the reference's tie order is ours) and shuffled.
+    CandidateBlocks cand = want;
+    for (int64_t r = 0; r < cand.rows; ++r) std::sort(cand.row(r), cand.row(r) + cand.slots);
+    for (int pass = 0; pass < 2; ++pass) {
+      TopkIndices out{c.logits.rows, 512, std::vector<int32_t>(size_t(c.logits.rows) * 512)};
+      oracle::fill_poison(std::span<int32_t>(out.indices));
+      ops->candidate_topk(c.logits, c.bounds, cand, out);
+      if (pass == 0) {
+        const TopkIndices ref = candidate_topk(c.logits, c.bounds, cand, 512);
+        for (int64_t r = 0; r < out.rows; ++r)
+          EXPECT_EQ(sorted_row(out.row(r), 512), sorted_row(ref.row(r), 512)) << twins_testing::to_string(kind);
+      } else {
+        Logits masked = c.logits;
+        apply_candidate_mask(masked, c.bounds, cand);
+        const auto verdict = oracle::check_topk(oracle::view(out), masked, c.bounds);
+        EXPECT_TRUE(verdict.passed) << oracle::format_table(verdict);
+      }
+      for (int64_t r = 0; r < cand.rows; ++r) std::reverse(cand.row(r), cand.row(r) + cand.slots);
+    }
+  }
+}
+
+TEST(CudaSelect, MaskAndPaddingAsTheReference) {
+  REQUIRE_SM90();
+  auto ops = cuda::make_cuda_select_ops();
+  auto ref = make_reference_ops();
+  Rng rng(30);
+  const auto c = twins_testing::make_case({131072, 77, 0, 4000}, 131072, RowKind::normal, rng);
+  const CandidateBlocks cand = select_candidate_blocks(c.logits, c.bounds, 8, 2048);
+  for (const CandidateMask variant : {CandidateMask::full, CandidateMask::strided}) {
+    Logits a = c.logits, b = c.logits;
+    ops->candidate_mask(a, c.bounds, cand, variant);
+    ref->candidate_mask(b, c.bounds, cand, variant);
+    EXPECT_TRUE(std::equal(a.values.begin(), a.values.end(), b.values.begin(), [](float x, float y) {
+      return std::bit_cast<uint32_t>(x) == std::bit_cast<uint32_t>(y);
+    }));
+  }
+  const std::vector<int32_t> decode_lens = {3, 1, 4, 2};
+  ByteRows ragged{10, 8192, {}};
+  for (int i = 0; i < 10 * 8192; ++i) ragged.bytes.push_back(uint8_t(rng.next_u32()));
+  ByteRows pa{16, 8192, std::vector<uint8_t>(16 * 8192, 0x5a)}, pb = pa;
+  ops->pack_rows(ragged, decode_lens, 0x7f, pa);
+  ref->pack_rows(ragged, decode_lens, 0x7f, pb);
+  EXPECT_EQ(pa.bytes, pb.bytes);
+  TopkIndices padded{16, 2048, {}};
+  for (int i = 0; i < 16 * 2048; ++i) padded.indices.push_back(int32_t(rng.next_u32() % 100000));
+  TopkIndices ua{10, 2048, std::vector<int32_t>(10 * 2048, -7)}, ub = ua;
+  ops->unpack_topk(padded, decode_lens, ua);
+  ref->unpack_topk(padded, decode_lens, ub);
+  EXPECT_EQ(ua.indices, ub.indices);
+}
+
+}  // namespace
+}  // namespace dsa
