@@ -10,6 +10,10 @@
 #if defined(DSA_WITH_CUDA)
 #include "dsa/optimized/cuda/cuda_ops.hpp"
 #include "dsa/optimized/cuda/runtime.hpp"
+#include "dsa/optimized/cuda/select_ops.hpp"
+#endif
+#if defined(DSA_WITH_VLLM_BASELINE)
+#include "dsa/optimized/cuda/vllm_topk.hpp"
 #endif
 
 namespace dsa::optimized {
@@ -74,6 +78,25 @@ std::vector<Implementation> build_table() {
                                    : "SM90 logits kernels (wgmma e4m3, DeepGEMM's order): dense paged (clean), compact "
                                      "candidate, prefill",
                           Device::cuda, c, [v] { return cuda::make_cuda_sm90_ops(v); }, cuda::sm90_available));
+  }
+  // The selection kernels (optimized/common/select on the CUDA vendor layer, docs/cuda.md): no
+  // logits, so no profile; any k for rows of one block (8192 entries), k <= 4096 for longer rows.
+  table.push_back(entry("cuda_select",
+                        "CUDA selection kernels (shared TreeTopK: rows split over blocks, total order): top-k, "
+                        "candidate selection, mask, candidate top-k, padding",
+                        Device::cuda,
+                        ops({Op::topk, Op::candidate_select, Op::candidate_mask, Op::candidate_topk, Op::pack_rows,
+                             Op::unpack_topk, Op::skip_decode_fill}),
+                        [] { return cuda::make_cuda_select_ops(); }, cuda::sm90_available));
+#endif
+#if defined(DSA_WITH_VLLM_BASELINE)
+  // A baseline, not ours: vLLM's kernel from its source (optimized/cuda/vllm_baseline/README.md).
+  {
+    Contract c = ops({Op::topk});
+    c.row_starts = false;  // vLLM's decode op: every row starts at column 0
+    table.push_back(entry("vllm_top_k_per_row_decode",
+                          "vLLM's top_k_per_row_decode built from its source (a baseline; GPU bundle only)",
+                          Device::cuda, c, [] { return cuda::make_vllm_topk_ops(); }, cuda::sm90_available));
   }
 #endif
   std::set<std::string> names;

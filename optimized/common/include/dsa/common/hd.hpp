@@ -30,7 +30,8 @@
 
 // Loops over a thread's items unroll fully on the device, so the items stay
 // in registers (an indexed register array otherwise goes to local memory).
-#if defined(__CUDACC__) || defined(__HIPCC__)
+// Only in the device pass: the host compiler under nvcc would warn about it.
+#if DSA_DEVICE_PASS
 #define DSA_UNROLL _Pragma("unroll")
 #else
 #define DSA_UNROLL
