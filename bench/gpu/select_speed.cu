@@ -10,6 +10,15 @@
 // launch reads from HBM. Also per shape: whether our sets are identical on a
 // second run (bit for bit), whether vLLM's are (as sets), and in how many rows
 // our sets differ from vLLM's (on untied data they must not).
+//
+// Then the candidate launches against the dense selection path they replace,
+// at 128k context, candidate blocks of 8, 2048 of them, top 512: the source
+// layer's candidate selection (block scores over the dense row), and for the
+// consumer layers the dense path (candidate mask over the row, then top-k of
+// the whole row) against the candidate top-k (reading only the candidate
+// blocks' columns of the dense row) and the fused launch's top-k half (over
+// the compact row of 16384 candidate logits). The logits kernels themselves
+// are timed by logits_speed: this part times the selection only.
 //   select_speed [--json FILE] [--reps N] [--quick]
 #include <cuda_runtime.h>
 
@@ -153,6 +162,115 @@ struct Shape {
   int64_t rows, cols;
 };
 
+// The candidate part (see the top of the file); returns its JSON records.
+std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cudaStream_t stream) {
+  using dsa::common::CandidateMaskRows;
+  using dsa::common::select::BlockScores;
+  using dsa::common::select::CandidateColumns;
+  constexpr int64_t kCols = 131072;
+  constexpr int32_t kBlock = 8, kSlots = 2048, kTopk = 512;
+  std::string records;
+  std::printf("\ncandidates (128k, %d blocks of %d, top %d), us: %-8s %8s %8s %9s %9s %9s %9s %7s\n", kSlots, kBlock, kTopk,
+              "rows", "select", "mask", "dense tk", "mask+tk", "cand tk", "compact", "ratio");
+  for (const int64_t rows : {int64_t(8), int64_t(64)}) {
+    const size_t bytes = size_t(rows * kCols) * 4;
+    const int sets = std::max<int>(3, int((3 * size_t(prop.l2CacheSize) + bytes - 1) / bytes));
+    std::vector<float*> dense(size_t(sets)), work(size_t(sets)), compact(size_t(sets));
+    std::vector<int32_t*> blocks(size_t(sets));
+    std::vector<int32_t> lens(size_t(rows), int32_t(kCols));
+    int32_t* d_lens = nullptr;
+    CHECK(cudaMalloc(&d_lens, lens.size() * 4));
+    CHECK(cudaMemcpy(d_lens, lens.data(), lens.size() * 4, cudaMemcpyHostToDevice));
+    RowSpan span;
+    span.kind = RowSpan::Kind::per_row_2d;
+    span.rows = rows;
+    span.width = kCols;
+    span.seq_lens = d_lens;
+    RowSpan compact_span = span;
+    compact_span.width = int64_t(kSlots) * kBlock;
+    const TreePlan sel_plan = dsa::cuda::select_plan(kCols / kBlock, kSlots, "candidate_select");
+    const TreePlan dense_plan = dsa::cuda::select_plan(kCols, kTopk, "topk");
+    const TreePlan cand_plan = dsa::cuda::select_plan(int64_t(kSlots) * kBlock, kTopk, "candidate_topk");
+    int64_t slot_pairs = 0, counter_n = 0;
+    for (const TreePlan* p : {&sel_plan, &dense_plan, &cand_plan}) {
+      slot_pairs = std::max(slot_pairs, p->slot_pairs(rows));
+      counter_n = std::max(counter_n, p->counters(rows));
+    }
+    uint64_t* slots = nullptr;
+    uint32_t* counters = nullptr;
+    int32_t* out = nullptr;
+    CHECK(cudaMalloc(&slots, size_t(slot_pairs) * 8));
+    CHECK(cudaMalloc(&counters, size_t(counter_n) * 4));
+    CHECK(cudaMemset(counters, 0, size_t(counter_n) * 4));
+    CHECK(cudaMalloc(&out, size_t(rows) * kSlots * 4));
+    for (int i = 0; i < sets; ++i) {
+      CHECK(cudaMalloc(&dense[size_t(i)], bytes));
+      CHECK(cudaMalloc(&work[size_t(i)], bytes));
+      CHECK(cudaMalloc(&compact[size_t(i)], size_t(rows) * kSlots * kBlock * 4));
+      CHECK(cudaMalloc(&blocks[size_t(i)], size_t(rows) * kSlots * 4));
+      fill<<<1024, 256, 0, stream>>>(dense[size_t(i)], rows, kCols, int(Kind::normal), 77 + i);
+      fill<<<1024, 256, 0, stream>>>(compact[size_t(i)], rows, int64_t(kSlots) * kBlock, int(Kind::normal), 99 + i);
+      // The candidate blocks of each set: the source layer's own selection.
+      dsa::cuda::launch_select(BlockScores{dense[size_t(i)], kCols, span, kBlock}, sel_plan,
+                               TreeOutput{blocks[size_t(i)], slots, counters, nullptr}, stream);
+      CHECK(cudaMemcpyAsync(work[size_t(i)], dense[size_t(i)], bytes, cudaMemcpyDeviceToDevice, stream));
+    }
+    CHECK(cudaStreamSynchronize(stream));
+    const TreeOutput o{out, slots, counters, nullptr};
+    auto at = [&](auto& v, int i) { return v[size_t(i % sets)]; };
+    const float t_select = time_us(
+        [&](int i) { dsa::cuda::launch_select(BlockScores{at(dense, i), kCols, span, kBlock}, sel_plan, o, stream); },
+        sets, reps, stream);
+    // The mask is idempotent, so replays of it on the same rows time the same work.
+    const float t_mask = time_us(
+        [&](int i) {
+          dsa::cuda::launch_candidate_mask(CandidateMaskRows{at(work, i), kCols, span, at(blocks, i), kSlots, kBlock, true},
+                                           stream);
+        },
+        sets, reps, stream);
+    const float t_dense = time_us(
+        [&](int i) { dsa::cuda::launch_select(DenseRows{at(work, i), kCols, span}, dense_plan, o, stream); }, sets, reps,
+        stream);
+    const float t_cand = time_us(
+        [&](int i) {
+          dsa::cuda::launch_select(CandidateColumns{at(dense, i), kCols, span, at(blocks, i), kSlots, kBlock, false},
+                                   cand_plan, o, stream);
+        },
+        sets, reps, stream);
+    const float t_compact = time_us(
+        [&](int i) {
+          dsa::cuda::launch_select(
+              CandidateColumns{at(compact, i), int64_t(kSlots) * kBlock, span, at(blocks, i), kSlots, kBlock, true},
+              cand_plan, o, stream);
+        },
+        sets, reps, stream);
+    const float dense_path = t_mask + t_dense;
+    std::printf("%*s %8lld %8.1f %8.1f %9.1f %9.1f %9.1f %9.1f %7.2f\n", 48, "", (long long)rows, t_select, t_mask,
+                t_dense, dense_path, t_cand, t_compact, dense_path / t_compact);
+    std::fflush(stdout);
+    char rec[512];
+    std::snprintf(rec, sizeof rec,
+                  "%s{\"rows\": %lld, \"columns\": %lld, \"block_size\": %d, \"slots\": %d, \"k\": %d, "
+                  "\"candidate_select_us\": %.2f, \"mask_us\": %.2f, \"dense_topk_us\": %.2f, \"candidate_topk_us\": %.2f, "
+                  "\"compact_topk_us\": %.2f, \"floor_dense_row_us\": %.2f, \"floor_compact_row_us\": %.2f}",
+                  records.empty() ? "" : ",\n    ", (long long)rows, (long long)kCols, kBlock, kSlots, kTopk, t_select,
+                  t_mask, t_dense, t_cand, t_compact, double(bytes) / (bw * 1e3),
+                  double(rows * kSlots * kBlock * 4) / (bw * 1e3));
+    records += rec;
+    for (int i = 0; i < sets; ++i) {
+      CHECK(cudaFree(dense[size_t(i)]));
+      CHECK(cudaFree(work[size_t(i)]));
+      CHECK(cudaFree(compact[size_t(i)]));
+      CHECK(cudaFree(blocks[size_t(i)]));
+    }
+    CHECK(cudaFree(slots));
+    CHECK(cudaFree(counters));
+    CHECK(cudaFree(out));
+    CHECK(cudaFree(d_lens));
+  }
+  return records;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -274,11 +392,14 @@ int main(int argc, char** argv) {
     for (auto p : inputs) CHECK(cudaFree(p));
     CHECK(cudaFree(d_lens));
   }
+  const std::string candidates = candidate_part(bw, reps, prop, stream);
   if (!json.empty()) {
     FILE* f = std::fopen(json.c_str(), "w");
     if (!f) return 1;
-    std::fprintf(f, "{\"device\": \"%s\", \"sms\": %d, \"read_bandwidth_gbs\": %.1f,\n  \"decode_top_k\": [\n    %s\n  ]}\n",
-                 prop.name, prop.multiProcessorCount, bw, records.c_str());
+    std::fprintf(f,
+                 "{\"device\": \"%s\", \"sms\": %d, \"read_bandwidth_gbs\": %.1f,\n  \"decode_top_k\": [\n    %s\n  ],\n"
+                 "  \"candidates\": [\n    %s\n  ]}\n",
+                 prop.name, prop.multiProcessorCount, bw, records.c_str(), candidates.c_str());
     std::fclose(f);
   }
   return 0;

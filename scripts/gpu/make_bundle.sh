@@ -7,18 +7,26 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build-bundle}
 tarball=${2:-gpu-bundle.tar.xz}
+# The bundle also holds the selection kernels' mutants (DSA_CUDA_MUTANTS) and, where its source was
+# fetched (optimized/cuda/vllm_baseline/README.md), vLLM's decode top-k as a baseline.
+vllm=OFF
+[ -f third_party/vllm/csrc/libtorch_stable/sampler.cu ] && vllm=ON
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDSA_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=x86-64-v3 \
-  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache >/dev/null
-cmake --build "$build" -j"$(nproc)" --target dsa-oracle dsa_gpu_tests logits_speed
+  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache -DDSA_CUDA_MUTANTS=ON \
+  -DDSA_VLLM_BASELINE=$vllm -DDSA_BUILD_TESTS=ON >/dev/null
+cmake --build "$build" -j"$(nproc)" --target dsa-oracle dsa_gpu_tests logits_speed select_speed
 stage=$(mktemp -d)
 mkdir -p "$stage/gpu-bundle/lib"
-cp "$build/dsa-oracle" "$build/tests/dsa_gpu_tests" "$build/bench/logits_speed" "$stage/gpu-bundle/"
-for bin in "$stage"/gpu-bundle/dsa-oracle "$stage"/gpu-bundle/dsa_gpu_tests "$stage"/gpu-bundle/logits_speed; do
+cp "$build/dsa-oracle" "$build/tests/dsa_gpu_tests" "$build/bench/logits_speed" "$build/bench/select_speed" \
+  "$stage/gpu-bundle/"
+for bin in "$stage"/gpu-bundle/dsa-oracle "$stage"/gpu-bundle/dsa_gpu_tests "$stage"/gpu-bundle/logits_speed \
+  "$stage"/gpu-bundle/select_speed; do
   ldd "$bin" | awk '/=> \// {print $3}' |
     grep -v -E '/(libc|libm|libpthread|libdl|librt|libcuda|ld-linux[^/]*)\.so' |
     xargs -r -I{} cp -L -n {} "$stage/gpu-bundle/lib/"
 done
 git rev-parse HEAD >"$stage/gpu-bundle/COMMIT"
+echo "vllm_baseline=$vllm" >"$stage/gpu-bundle/BUILD"
 git status --porcelain --untracked-files=no | grep -q . && echo dirty >>"$stage/gpu-bundle/COMMIT" || true
 tar -C "$stage" -cJf "$tarball" gpu-bundle
 rm -rf "$stage"

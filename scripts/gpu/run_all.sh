@@ -5,7 +5,13 @@
 #   3. a fixed-seed fuzz campaign of every CUDA implementation of the table against its profile;
 #   4. `dsa-oracle check --impl` of every CUDA implementation on the committed golden sets;
 #   5. the speed table: logits_speed (ours, the read bandwidth) and DeepGEMM's SM90 kernel built
-#      from its public source here, in the same run.
+#      from its public source here, in the same run;
+#   6. the selection kernels: the GPU campaign against the CUDA mutants (the mutant table), vLLM's
+#      decode top-k under the fuzzer, and the selection speed table (select_speed: ours, the floor,
+#      vLLM's top_k_per_row_decode; select_torch_bench.py: torch.topk) in the same run.
+# Parts of the job can be left out to save device time: IMPLS (an extended regex of the implementations
+# to fuzz and check), GPU_TEST_FILTER (a gtest filter), SKIP_LOGITS=1 (no logits speed, no DeepGEMM),
+# SKIP_SELECT=1 (no step 6).
 # Results under $OUT (default ./gpu-out): RESULTS.md and results.json (the table), summary.txt,
 # logs.tar.gz, and deepgemm-built.tar.xz (DeepGEMM's extension and JIT cache, to carry next time).
 #   scripts/gpu/run_all.sh [BUNDLE.tar.xz] [DEEPGEMM_SOURCE.tar.xz]
@@ -43,7 +49,7 @@ B=$work/gpu-bundle
 export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export DSA_SOURCE_DIR=$root OMP_WAIT_POLICY=passive
 note "bundle: $(tr '\n' ' ' <"$B/COMMIT")"
-for bin in dsa-oracle dsa_gpu_tests logits_speed; do
+for bin in dsa-oracle dsa_gpu_tests logits_speed select_speed; do
   if ldd "$B/$bin" | grep -q "not found"; then note "FAIL: $bin misses libraries: $(ldd "$B/$bin" | grep 'not found' | tr '\n' ' ')"; fi
 done
 "$B/dsa-oracle" --help >/dev/null 2>&1 && note "self-check: dsa-oracle runs" || note "FAIL: dsa-oracle does not run"
@@ -53,6 +59,7 @@ export DG_JIT_CACHE_DIR=$work/dg-jit
 dg_dir=$work/DeepGEMM
 (
   set -e
+  [ "${SKIP_LOGITS:-0}" = 1 ] && { echo "deepgemm: skipped (SKIP_LOGITS=1)"; exit 0; }
   if [ -f "$dg_built" ]; then
     tar -C "$work" -xJf "$dg_built"
     echo "deepgemm: carried build"
@@ -68,13 +75,15 @@ dg_dir=$work/DeepGEMM
 dg_pid=$!
 
 # 2. GPU tests.
-timeout "$T_TESTS" "$B/dsa_gpu_tests" --gtest_output=json:"$OUT/logs/gpu_tests.json" >"$OUT/logs/gpu_tests.log" 2>&1
+timeout "$T_TESTS" "$B/dsa_gpu_tests" --gtest_filter="${GPU_TEST_FILTER:-*}" --gtest_output=json:"$OUT/logs/gpu_tests.json" \
+  >"$OUT/logs/gpu_tests.log" 2>&1
 rc_tests=$?
 note "gpu tests: exit $rc_tests; $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$OUT/logs/gpu_tests.log" | tr '\n' ' ')"
 grep -E '^\[  FAILED  \]' "$OUT/logs/gpu_tests.log" | head -20 | tee -a "$summary"
 
 # 3 and 4. Every CUDA implementation of the table (dsa-oracle fuzz --list names them).
-impls=$("$B/dsa-oracle" fuzz --list 2>/dev/null | grep -o -E '\bcuda_[a-z0-9_]+' | sort -u | tr '\n' ' ')
+impls=$("$B/dsa-oracle" fuzz --list 2>/dev/null | grep -o -E '\bcuda_[a-z0-9_]+' | grep -v -E '_mutant|^cuda_select_' | sort -u |
+  grep -E "${IMPLS:-.}" | tr '\n' ' ')
 note "cuda implementations in the table: ${impls:-none}"
 for impl in $impls; do
   timeout $((FUZZ_SECONDS + 60)) "$B/dsa-oracle" fuzz --impl "$impl" --seed 20261201 --seconds "$FUZZ_SECONDS" --quiet \
@@ -89,6 +98,7 @@ for impl in $impls; do
 done
 
 # 5. Speed: ours, then DeepGEMM's in the same run.
+if [ "${SKIP_LOGITS:-0}" != 1 ]; then
 timeout "$T_SPEED" "$B/logits_speed" --json "$OUT/logs/ours.json" 2>&1 | tee "$OUT/logs/logits_speed.log"
 while kill -0 "$dg_pid" 2>/dev/null && [ $(( $(date +%s) - t0 )) -lt "$T_DEEPGEMM_BUILD" ]; do sleep 2; done
 if kill -0 "$dg_pid" 2>/dev/null; then kill "$dg_pid"; note "deepgemm build: stopped after ${T_DEEPGEMM_BUILD}s"; fi
@@ -103,6 +113,7 @@ if [ ! -f "$dg_built" ] && [ -d "$dg_dir/deep_gemm" ]; then
   tar -C "$work" -I 'xz -T0 -1' -cf "$OUT/deepgemm-built.tar.xz" --exclude='DeepGEMM/third-party' --exclude='DeepGEMM/build' \
     DeepGEMM dg-jit 2>/dev/null
 fi
+fi
 # With NCU=1: the hardware counters of one launch of the main shape (ncu works on Firecracker machines),
 # at next_n = NCU_NEXT_N (default 1).
 if [ "${NCU:-0}" = 1 ] && command -v ncu >/dev/null; then
@@ -111,9 +122,36 @@ if [ "${NCU:-0}" = 1 ] && command -v ncu >/dev/null; then
   note "ncu: exit $? ($(grep -c . "$OUT/logs/ncu.txt") lines in logs/ncu.txt)"
 fi
 command -v cuobjdump >/dev/null && cuobjdump -sass "$B/logits_speed" 2>/dev/null | xz >"$OUT/logs/sass.txt.xz"
+
+# 6. The selection kernels (docs/cuda.md, "Selection").
+if [ "${SKIP_SELECT:-0}" != 1 ]; then
+  # The GPU campaign against each bug injected into the CUDA kernel (docs/mutants.md): killed or not.
+  cuda_mutants=$("$B/dsa-oracle" fuzz --list 2>/dev/null | grep -o -E '\bcuda_select_[a-z_]+' | sort -u | paste -sd, -)
+  if [ -n "$cuda_mutants" ]; then
+    timeout "${T_MUTANTS:-150}" "$B/dsa-oracle" fuzz --mutants "$cuda_mutants" --mutant-seconds "${MUTANT_SECONDS:-20}" \
+      --seed 20261201 --quiet --out "$OUT/logs/cuda_mutants.jsonl" >"$OUT/logs/cuda_mutants.log" 2>&1
+    note "cuda mutant table: exit $?"
+    tee -a "$summary" <"$OUT/logs/cuda_mutants.log" | tail -12
+  else
+    note "cuda mutants: not in this bundle"
+  fi
+  # vLLM's kernel under the same fuzzer (a baseline: its failures are vLLM's bugs, SPEC 10).
+  if "$B/dsa-oracle" fuzz --list 2>/dev/null | grep -q vllm_top_k_per_row_decode; then
+    timeout $((FUZZ_SECONDS + 60)) "$B/dsa-oracle" fuzz --impl vllm_top_k_per_row_decode --seed 20261201 \
+      --seconds "$FUZZ_SECONDS" --quiet --out "$OUT/logs/fuzz_vllm.jsonl" >"$OUT/logs/fuzz_vllm.log" 2>&1
+    note "fuzz vllm_top_k_per_row_decode (seed 20261201, ${FUZZ_SECONDS}s): exit $? $(tail -3 "$OUT/logs/fuzz_vllm.log" | tr '\n' ' ')"
+  fi
+  timeout "${T_SELECT_SPEED:-150}" "$B/select_speed" --json "$OUT/logs/select.json" 2>&1 | tee "$OUT/logs/select_speed.log" | tail -40
+  PYTHONUNBUFFERED=1 timeout "${T_TORCH:-90}" python3 "$here/select_torch_bench.py" --json "$OUT/logs/select_torch.json" \
+    >"$OUT/logs/select_torch.log" 2>&1 || note "torch.topk bench: failed ($(tail -1 "$OUT/logs/select_torch.log"))"
+  python3 "$here/select_table.py" "$OUT/logs/select.json" "$OUT/logs/select_torch.json" --md "$OUT/SELECT_RESULTS.md" \
+    --json "$OUT/select_results.json" --meta "commit=$(head -1 "$B/COMMIT")" --meta "driver_smi=$driver" \
+    --meta "gpu=$gpu" --meta "date=$(date -u +%F)" >"$OUT/logs/select_table.log" 2>&1 || note "FAIL: selection table"
+  command -v cuobjdump >/dev/null && cuobjdump -sass -res-usage "$B/select_speed" 2>/dev/null | xz >"$OUT/logs/select_sass.txt.xz"
+fi
 tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$OUT/logs"
 note "elapsed $(( $(date +%s) - t0 )) s"
 echo "==== speed ===="
-cat "$OUT/RESULTS.md" 2>/dev/null
+cat "$OUT/RESULTS.md" "$OUT/SELECT_RESULTS.md" 2>/dev/null
 echo "==== summary ===="
 cat "$summary"

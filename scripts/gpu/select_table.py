@@ -37,7 +37,7 @@ def main():
         "# Selection kernels on the H200: decode top-k speed",
         "",
         f"Date {meta.get('date', '?')}, GPU {ours.get('device', '?')} ({ours.get('sms', '?')} SMs), driver "
-        f"{meta.get('driver', '?')}, commit {meta.get('commit', '?')}, torch {torch.get('torch', '?')}. Read "
+        f"{meta.get('driver_smi', meta.get('driver', '?'))}, commit {meta.get('commit', '?')}, torch {torch.get('torch', '?')}. Read "
         f"bandwidth measured in the same run: {ours.get('read_bandwidth_gbs', 0):.0f} GB/s. Times are medians of "
         "CUDA-graph replays (CUDA events), inputs rotated over several times the L2. Floor: rows x columns x 4 bytes "
         "at the measured read bandwidth. `ours` is `cuda_select` (2 blocks per SM), `1 blk` the same kernel at one "
@@ -59,6 +59,28 @@ def main():
             f"{f(t / r['ours_us'] if t else None, 2)} | {'yes' if r['ours_deterministic'] else 'NO'} | "
             f"{r['vllm_rows_differing_between_runs'] if r['vllm_rows_differing_between_runs'] >= 0 else '-'} | "
             f"{r['rows_differing_ours_vs_vllm'] if r['rows_differing_ours_vs_vllm'] >= 0 else '-'} |")
+    cands = ours.get("candidates", [])
+    if cands:
+        lines += [
+            "",
+            "## Candidate launches against the dense selection path (128k context, 2048 candidate blocks of 8, top 512)",
+            "",
+            "Selection only (the logits kernels are in bench/gpu/RESULTS.md). `select`: the source layer's candidate "
+            "selection (block scores over the dense row). Dense path: the candidate mask over the row, then top-k of "
+            "the whole row. `cand tk`: the candidate top-k reading only the candidate blocks' columns of the dense row; "
+            "`compact tk`: the fused launch's top-k half, over the compact row (16384 logits). The bytes ratio is "
+            "dense row / compact row = 8.",
+            "",
+            "| rows | select us | mask us | dense top-k us | mask + top-k us | cand tk us | compact tk us "
+            "| dense path / compact tk | floor dense row us | floor compact row us |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for c in cands:
+            dense = c["mask_us"] + c["dense_topk_us"]
+            lines.append(
+                f"| {c['rows']} | {f(c['candidate_select_us'])} | {f(c['mask_us'])} | {f(c['dense_topk_us'])} | "
+                f"{f(dense)} | {f(c['candidate_topk_us'])} | {f(c['compact_topk_us'])} | "
+                f"{f(dense / c['compact_topk_us'], 2)} | {f(c['floor_dense_row_us'])} | {f(c['floor_compact_row_us'])} |")
     for extra in ours.get("notes", []):
         lines += ["", extra]
     text = "\n".join(lines) + "\n"
