@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <iostream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,9 @@
 #include "dsa/error.hpp"
 #include "dsa/optimized/cuda/runtime.hpp"
 #include "dsa/optimized/cuda/select_ops.hpp"
+#if defined(DSA_WITH_VLLM_BASELINE)
+#include "dsa/optimized/cuda/vllm_topk.hpp"
+#endif
 #include "dsa/oracle/poison.hpp"
 #include "dsa/oracle/selection_check.hpp"
 #include "dsa/rng.hpp"
@@ -77,6 +82,88 @@ TEST(CudaSelect, DecodeTopkIsTheReferencesSetOnEveryKindAndLength) {
       EXPECT_EQ(twins_testing::run_topk(*ops, c.logits, c.bounds, k).indices, got.indices);
     }
 }
+
+// The triggers of the three bugs SPEC 10 lists in vLLM's top_k_per_row_decode
+// (030ea52e), k 2048, decode rows from column 0: (a) its radix path (12288 <=
+// columns < 200000, columns the logits width) with the cut at -FLT_MAX or
+// -inf; (b) its split path (>= 200000 columns) with a k-th value of -inf; (c)
+// NaN-dominated rows. Two steps: width 131072 (a, c) and 262144 (b, c).
+struct Triggers {
+  twins_testing::TopkCase c;
+  std::vector<std::string> what;
+
+  explicit Triggers(int64_t width) { c.logits.width = width; }
+  template <class Value>
+  void row(int64_t len, std::string name, Value value) {
+    const int64_t r = c.logits.rows++, w = c.logits.width;
+    c.logits.values.resize(size_t(c.logits.rows * w), -std::numeric_limits<float>::infinity());
+    for (int64_t n = 0; n < len; ++n) c.logits.values[size_t(r * w + n)] = value(n);
+    c.bounds.start.push_back(0);
+    c.bounds.end.push_back(len);
+    what.push_back(std::move(name));
+  }
+};
+
+std::vector<Triggers> vllm_triggers() {
+  const float neg_inf = -std::numeric_limits<float>::infinity(), lowest = -std::numeric_limits<float>::max();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Rng rng(40);
+  auto normal = [&] { return float(rng.normal()); };
+  Triggers radix(131072), split(262144);
+  radix.row(131072, "(a) 1000 finite, the rest -inf (cut at -inf)",
+            [&](int64_t n) { return n % 131 == 0 && n < 131000 ? normal() : neg_inf; });
+  radix.row(20000, "(a) 1500 finite, 1000 -FLT_MAX, the rest -inf (cut at -inf)",
+            [&](int64_t n) { return n < 1500 ? normal() : n < 2500 ? lowest : neg_inf; });
+  radix.row(50000, "(a) 100 finite, the rest -FLT_MAX (cut at -FLT_MAX)",
+            [&](int64_t n) { return n % 500 == 7 ? normal() : lowest; });
+  radix.row(131072, "(c) 7 in 8 NaN", [&](int64_t n) { return n % 8 == 0 ? normal() : nan; });
+  split.row(262144, "(b) 300 finite, the rest -inf",
+            [&](int64_t n) { return n % 800 == 3 && n < 240000 ? normal() : neg_inf; });
+  split.row(230000, "(b) 2047 finite, the rest -inf",
+            [&](int64_t n) { return n % 100 == 0 && n < 204700 ? normal() : neg_inf; });
+  split.row(262144, "(c) every entry NaN", [&](int64_t) { return nan; });
+  std::vector<Triggers> all;
+  all.push_back(std::move(radix));
+  all.push_back(std::move(split));
+  return all;
+}
+
+// The trigger rows whose top 2048 the oracle rejects, by name.
+std::vector<std::string> rows_wrong(IndexerOps& ops) {
+  std::vector<std::string> wrong;
+  for (const Triggers& t : vllm_triggers()) {
+    const TopkIndices got = twins_testing::run_topk(ops, t.c.logits, t.c.bounds, 2048);
+    for (int64_t r = 0; r < got.rows; ++r) {
+      const RowBounds one{{0}, {t.c.bounds.end[size_t(r)]}};
+      const Logits row{1, t.c.logits.width, {t.c.logits.row(r), t.c.logits.row(r) + t.c.logits.width}};
+      const TopkIndices mine{1, got.k, {got.row(r), got.row(r) + got.k}};
+      if (!oracle::check_topk(oracle::view(mine), row, one).passed) wrong.push_back(t.what[size_t(r)]);
+    }
+  }
+  return wrong;
+}
+
+TEST(CudaSelect, HasNoneOfVllmsThreeTopkBugs) {
+  REQUIRE_SM90();
+  auto ops = cuda::make_cuda_select_ops();
+  EXPECT_EQ(rows_wrong(*ops), std::vector<std::string>{});
+}
+
+#if defined(DSA_WITH_VLLM_BASELINE)
+// The same rows through vLLM's own kernel (a baseline built from its source):
+// the oracle sees each of the three bugs of SPEC 10 there.
+TEST(CudaSelect, TheOracleSeesVllmsThreeTopkBugsInVllmsKernel) {
+  REQUIRE_SM90();
+  auto vllm = cuda::make_vllm_topk_ops();
+  const std::vector<std::string> wrong = rows_wrong(*vllm);
+  std::string list;
+  for (const auto& w : wrong) list += "\n  " + w;
+  std::cout << "vLLM top_k_per_row_decode wrong on:" << (list.empty() ? " none" : list) << "\n";
+  for (const char* bug : {"(a)", "(b)", "(c)"})
+    EXPECT_TRUE(std::any_of(wrong.begin(), wrong.end(), [&](const std::string& w) { return w.starts_with(bug); }))
+        << "no row of bug " << bug << " is wrong in vLLM's kernel";
+}
+#endif
 
 TEST(CudaSelect, PrefillRowsCountFromTheirStart) {
   REQUIRE_SM90();
