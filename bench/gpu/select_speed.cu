@@ -175,9 +175,10 @@ std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cuda
   for (const int64_t rows : {int64_t(8), int64_t(64)}) {
     const size_t bytes = size_t(rows * kCols) * 4;
     const int sets = std::max<int>(3, int((3 * size_t(prop.l2CacheSize) + bytes - 1) / bytes));
-    std::vector<float*> dense(size_t(sets)), work(size_t(sets)), compact(size_t(sets));
-    std::vector<int32_t*> blocks(size_t(sets));
-    std::vector<int32_t> lens(size_t(rows), int32_t(kCols));
+    const size_t n_sets = static_cast<size_t>(sets);
+    std::vector<float*> dense(n_sets), work(n_sets), compact(n_sets);
+    std::vector<int32_t*> blocks(n_sets);
+    std::vector<int32_t> lens(static_cast<size_t>(rows), int32_t(kCols));
     int32_t* d_lens = nullptr;
     CHECK(cudaMalloc(&d_lens, lens.size() * 4));
     CHECK(cudaMemcpy(d_lens, lens.data(), lens.size() * 4, cudaMemcpyHostToDevice));
@@ -186,8 +187,6 @@ std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cuda
     span.rows = rows;
     span.width = kCols;
     span.seq_lens = d_lens;
-    RowSpan compact_span = span;
-    compact_span.width = int64_t(kSlots) * kBlock;
     const TreePlan sel_plan = dsa::cuda::select_plan(kCols / kBlock, kSlots, "candidate_select");
     const TreePlan dense_plan = dsa::cuda::select_plan(kCols, kTopk, "topk");
     const TreePlan cand_plan = dsa::cuda::select_plan(int64_t(kSlots) * kBlock, kTopk, "candidate_topk");
