@@ -28,6 +28,6 @@ done
 git rev-parse HEAD >"$stage/gpu-bundle/COMMIT"
 echo "vllm_baseline=$vllm" >"$stage/gpu-bundle/BUILD"
 git status --porcelain --untracked-files=no | grep -q . && echo dirty >>"$stage/gpu-bundle/COMMIT" || true
-tar -C "$stage" -cJf "$tarball" gpu-bundle
+tar -C "$stage" -I 'xz -T0 -1' -cf "$tarball" gpu-bundle
 rm -rf "$stage"
 echo "make_bundle: $tarball ($(du -h "$tarball" | cut -f1)) from $(git rev-parse --short HEAD)"

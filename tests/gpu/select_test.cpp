@@ -84,15 +84,19 @@ TEST(CudaSelect, DecodeTopkIsTheReferencesSetOnEveryKindAndLength) {
 }
 
 // The triggers of the three bugs SPEC 10 lists in vLLM's top_k_per_row_decode
-// (030ea52e), k 2048, decode rows from column 0: (a) its radix path (12288 <=
-// columns < 200000, columns the logits width) with the cut at -FLT_MAX or
-// -inf; (b) its split path (>= 200000 columns) with a k-th value of -inf; (c)
-// NaN-dominated rows. Two steps: width 131072 (a, c) and 262144 (b, c).
+// (030ea52e), decode rows from column 0; vLLM picks its path by the logits
+// width: (a) the radix path (12288 <= width < 200000) with the cut at -FLT_MAX
+// or -inf; (b) the split path (width >= 200000: ten parts, a part of at most k
+// entries padded with -FLT_MAX / -1) with a row far shorter than the width and
+// a k-th value of -inf; (c) the insertion ranking (width < 12288) of a
+// threshold bin of NaNs (at least k of them, at most its 2048 final items).
+// NaN-dominated rows on the other two paths are checked as well.
 struct Triggers {
   twins_testing::TopkCase c;
   std::vector<std::string> what;
+  int32_t k = 2048;
 
-  explicit Triggers(int64_t width) { c.logits.width = width; }
+  Triggers(int64_t width, int32_t k_) : k(k_) { c.logits.width = width; }
   template <class Value>
   void row(int64_t len, std::string name, Value value) {
     const int64_t r = c.logits.rows++, w = c.logits.width;
@@ -109,30 +113,36 @@ std::vector<Triggers> vllm_triggers() {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   Rng rng(40);
   auto normal = [&] { return float(rng.normal()); };
-  Triggers radix(131072), split(262144);
+  Triggers radix(131072, 2048), split(262144, 2048), insertion(10000, 512);
   radix.row(131072, "(a) 1000 finite, the rest -inf (cut at -inf)",
             [&](int64_t n) { return n % 131 == 0 && n < 131000 ? normal() : neg_inf; });
   radix.row(20000, "(a) 1500 finite, 1000 -FLT_MAX, the rest -inf (cut at -inf)",
             [&](int64_t n) { return n < 1500 ? normal() : n < 2500 ? lowest : neg_inf; });
   radix.row(50000, "(a) 100 finite, the rest -FLT_MAX (cut at -FLT_MAX)",
             [&](int64_t n) { return n % 500 == 7 ? normal() : lowest; });
-  radix.row(131072, "(c) 7 in 8 NaN", [&](int64_t n) { return n % 8 == 0 ? normal() : nan; });
-  split.row(262144, "(b) 300 finite, the rest -inf",
+  radix.row(131072, "NaN: 7 in 8 (radix path)", [&](int64_t n) { return n % 8 == 0 ? normal() : nan; });
+  split.row(5000, "(b) 5000 of 262144 columns, 300 finite, the rest -inf",
+            [&](int64_t n) { return n % 16 == 3 && n < 4800 ? normal() : neg_inf; });
+  split.row(20000, "(b) 20000 of 262144 columns, 1000 finite, the rest -inf",
+            [&](int64_t n) { return n % 20 == 0 ? normal() : neg_inf; });
+  split.row(262144, "-inf: 300 finite in 262144 (split path)",
             [&](int64_t n) { return n % 800 == 3 && n < 240000 ? normal() : neg_inf; });
-  split.row(230000, "(b) 2047 finite, the rest -inf",
-            [&](int64_t n) { return n % 100 == 0 && n < 204700 ? normal() : neg_inf; });
-  split.row(262144, "(c) every entry NaN", [&](int64_t) { return nan; });
+  split.row(262144, "NaN: every entry (split path)", [&](int64_t) { return nan; });
+  insertion.row(10000, "(c) 1000 NaN among 10000, k 512", [&](int64_t n) { return n % 10 == 4 ? nan : normal(); });
+  insertion.row(9000, "(c) 600 NaN of both signs among 9000, k 512",
+                [&](int64_t n) { return n % 15 == 1 ? (n % 2 ? nan : -nan) : normal(); });
   std::vector<Triggers> all;
   all.push_back(std::move(radix));
   all.push_back(std::move(split));
+  all.push_back(std::move(insertion));
   return all;
 }
 
-// The trigger rows whose top 2048 the oracle rejects, by name.
+// The trigger rows whose top k the oracle rejects, by name.
 std::vector<std::string> rows_wrong(IndexerOps& ops) {
   std::vector<std::string> wrong;
   for (const Triggers& t : vllm_triggers()) {
-    const TopkIndices got = twins_testing::run_topk(ops, t.c.logits, t.c.bounds, 2048);
+    const TopkIndices got = twins_testing::run_topk(ops, t.c.logits, t.c.bounds, t.k);
     for (int64_t r = 0; r < got.rows; ++r) {
       const RowBounds one{{0}, {t.c.bounds.end[size_t(r)]}};
       const Logits row{1, t.c.logits.width, {t.c.logits.row(r), t.c.logits.row(r) + t.c.logits.width}};
