@@ -31,10 +31,10 @@ void short_campaign(const std::string& name, int64_t cases, int64_t logits_eleme
 }
 
 TEST(SelectEmulatedCampaign, Warp32FindsNothing) {
-  short_campaign<Shape<32, 64, 8>>("emulated_select_w32", test::scaled_count(6), 1 << 14);
+  short_campaign<Shape<32, 64, 8>>("emulated_select_w32", test::scaled_count(2), 1 << 13);
 }
 TEST(SelectEmulatedCampaign, Wave64FindsNothing) {
-  short_campaign<Shape<64, 128, 8>>("emulated_select_w64", test::scaled_count(3), 1 << 13);
+  short_campaign<Shape<64, 128, 8>>("emulated_select_w64", test::scaled_count(2), 1 << 12);
 }
 
 }  // namespace
