@@ -88,6 +88,26 @@ std::vector<Implementation> build_table() {
                         ops({Op::topk, Op::candidate_select, Op::candidate_mask, Op::candidate_topk, Op::pack_rows,
                              Op::unpack_topk, Op::skip_decode_fill}),
                         [] { return cuda::make_cuda_select_ops(); }, cuda::sm90_available));
+  // The SM100 sparse backend (docs/cuda_sm100.md). Its expansion and top-k over `end` are plain
+  // CUDA and run on the H200 too; its tcgen05 logits run only on a B200 (none here: built, never run).
+  table.push_back(entry("cuda_sm100_sparse_select",
+                        "SM100 sparse backend: candidate blocks into sorted sparse block ids and `end`; the top-k "
+                        "over [0, end) remapped to positions (plain CUDA, sm_90/sm_100)",
+                        Device::cuda, ops({Op::expand_candidate_blocks}),
+                        [] { return cuda::make_cuda_sm100_sparse_ops(cuda::Sm100SparseKernels::select); },
+                        cuda::sparse_select_available));
+  {
+    Contract c = ops({Op::sparse_logits});
+    c.profile = "deepgemm_sm100_bf16";
+    c.cache_layouts = {CacheLayout::mxfp4, CacheLayout::block_flat};
+    c.heads = {32, 64};
+    c.head_dims = {64, 128};
+    table.push_back(entry("cuda_sm100_sparse_logits",
+                          "SM100 sparse backend: bf16 sparse logits on block-scaled tcgen05 (kind::mxf4; kind::f8f6f4 "
+                          "for e4m3), sm_100a only: built and SASS-checked, never run (no B200 here)",
+                          Device::cuda, c, [] { return cuda::make_cuda_sm100_sparse_ops(cuda::Sm100SparseKernels::logits); },
+                          cuda::sm100_available));
+  }
 #endif
 #if defined(DSA_WITH_VLLM_BASELINE)
   // A baseline, not ours: vLLM's kernel from its source (optimized/cuda/vllm_baseline/README.md).

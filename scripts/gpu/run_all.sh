@@ -82,9 +82,11 @@ note "gpu tests: exit $rc_tests; $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$OUT
 grep -E '^\[  FAILED  \]' "$OUT/logs/gpu_tests.log" | head -20 | tee -a "$summary"
 
 # 3 and 4. Every CUDA implementation of the table (dsa-oracle fuzz --list names them).
-impls=$("$B/dsa-oracle" fuzz --list 2>/dev/null | grep -o -E '\bcuda_[a-z0-9_]+' | grep -v -E '_mutant|^cuda_select_' | sort -u |
-  grep -E "${IMPLS:-.}" | tr '\n' ' ')
-note "cuda implementations in the table: ${impls:-none}"
+# Only those that can run on this GPU: cuda_sm100_sparse_logits is sm_100a code ("not here" on an H200).
+impls=$("$B/dsa-oracle" fuzz --list 2>/dev/null | grep -E '^ +cuda_[a-z0-9_]+ +cuda +available' | awk '{print $1}' |
+  grep -v -E '_mutant|^cuda_select_' | sort -u | grep -E "${IMPLS:-.}" | tr '\n' ' ')
+absent=$("$B/dsa-oracle" fuzz --list 2>/dev/null | grep -E '^ +cuda_[a-z0-9_]+ +cuda +not here' | awk '{print $1}' | tr '\n' ' ')
+note "cuda implementations in the table that run here: ${impls:-none}; built but not for this GPU: ${absent:-none}"
 for impl in $impls; do
   timeout $((FUZZ_SECONDS + 60)) "$B/dsa-oracle" fuzz --impl "$impl" --seed 20261201 --seconds "$FUZZ_SECONDS" --quiet \
     --out "$OUT/logs/fuzz_$impl.jsonl" >"$OUT/logs/fuzz_$impl.log" 2>&1
@@ -149,6 +151,10 @@ if [ "${SKIP_SELECT:-0}" != 1 ]; then
     --meta "gpu=$gpu" --meta "date=$(date -u +%F)" >"$OUT/logs/select_table.log" 2>&1 || note "FAIL: selection table"
   command -v cuobjdump >/dev/null && cuobjdump -sass -res-usage "$B/select_speed" 2>/dev/null | xz >"$OUT/logs/select_sass.txt.xz"
 fi
+# The SM100 sparse logits kernel's SASS (block-scaled tcgen05 MMA, no local memory) and ISA report:
+# CPU machines have no cuobjdump, this one does.
+bash "$root/scripts/check_sm100_sass.sh" "$B/dsa-oracle" "$OUT/sm100_sass.md" >"$OUT/logs/sm100_sass.log" 2>&1
+note "sm100 SASS check: exit $? ($(tail -1 "$OUT/logs/sm100_sass.log"))"
 tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$OUT/logs"
 note "elapsed $(( $(date +%s) - t0 )) s"
 echo "==== speed ===="

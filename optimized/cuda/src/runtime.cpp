@@ -62,4 +62,11 @@ bool sm90_available() {
   return d.present && d.major == 9 && d.minor == 0;
 }
 
+bool sm100_available() {
+  const DeviceInfo& d = device_info();
+  return d.present && d.major == 10 && d.minor == 0;
+}
+
+bool sparse_select_available() { return sm90_available() || sm100_available(); }
+
 }  // namespace dsa::cuda

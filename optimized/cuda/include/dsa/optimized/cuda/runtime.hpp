@@ -32,5 +32,9 @@ struct DeviceInfo {
 const DeviceInfo& device_info();
 // A device of compute capability 9.0 (H100, H200), on which the sm_90a kernels run.
 bool sm90_available();
+// A device of compute capability 10.0 (B200), on which the sm_100a kernels run. Never true here.
+bool sm100_available();
+// Either: the plain CUDA kernels (built for sm_90a and sm_100a) run on both.
+bool sparse_select_available();
 
 }  // namespace dsa::cuda
