@@ -99,12 +99,12 @@ std::vector<Implementation> build_table() {
   {
     Contract c = ops({Op::sparse_logits});
     c.profile = "deepgemm_sm100_bf16";
-    c.cache_layouts = {CacheLayout::mxfp4, CacheLayout::block_flat};
+    c.cache_layouts = {CacheLayout::mxfp4};
     c.heads = {32, 64};
     c.head_dims = {64, 128};
     table.push_back(entry("cuda_sm100_sparse_logits",
-                          "SM100 sparse backend: bf16 sparse logits on block-scaled tcgen05 (kind::mxf4; kind::f8f6f4 "
-                          "for e4m3), sm_100a only: built and SASS-checked, never run (no B200 here)",
+                          "SM100 sparse backend: bf16 sparse logits of an MXFP4 cache on block-scaled tcgen05 "
+                          "(kind::mxf4), sm_100a only: built and SASS-checked, never run (no B200 here)",
                           Device::cuda, c, [] { return cuda::make_cuda_sm100_sparse_ops(cuda::Sm100SparseKernels::logits); },
                           cuda::sm100_available));
   }

@@ -78,6 +78,11 @@ public:
     problem.validate();
     if (profile.name != "deepgemm_sm100_bf16")
       throw Unsupported(name() + ": computes the arithmetic of deepgemm_sm100_bf16, not " + profile.name);
+    // As the reference's op: the sparse form reads an MXFP4 cache (the kernel's e4m3 form is reached
+    // through launch_sm100_sparse_logits only, as DeepGEMM's API takes fp8 too).
+    if (problem.element != ElementFormat::mxfp4)
+      throw InvalidInput("kv_cache", std::string("the SM100 sparse logits read an MXFP4 cache, not ") +
+                                         std::string(to_string(problem.element)));
     profile.require(problem.element);
     profile.require_weights(problem.weights, problem.heads);
     const SparseRows shape = rows_of(sparse, problem.rows());

@@ -96,7 +96,7 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
 }
 
 // Lane l of warp w (w % 4 = the lane quarter) reads 16 consecutive 32-bit columns of TMEM lane
-// 32 (w % 4) + l starting at `tmem`; tmem_wait_ld() before using them.
+// 32 (w % 4) + l starting at `tmem`; tmem_wait_ld(r) before using them.
 __device__ __forceinline__ void tmem_ld_32x32b_x16(uint32_t tmem, uint32_t (&r)[16]) {
 #if DSA_SM100_DEVICE
   asm volatile(
@@ -110,9 +110,15 @@ __device__ __forceinline__ void tmem_ld_32x32b_x16(uint32_t tmem, uint32_t (&r)[
 #endif
 }
 
-__device__ __forceinline__ void tmem_wait_ld() {
+// Waits for this thread's TMEM loads; the registers pass through the wait so that no use of them
+// can be scheduled before it.
+__device__ __forceinline__ void tmem_wait_ld(uint32_t (&r)[16]) {
 #if DSA_SM100_DEVICE
-  asm volatile("tcgen05.wait::ld.sync.aligned;\n" ::: "memory");
+  asm volatile("tcgen05.wait::ld.sync.aligned;\n"
+               : "+r"(r[0]), "+r"(r[1]), "+r"(r[2]), "+r"(r[3]), "+r"(r[4]), "+r"(r[5]), "+r"(r[6]), "+r"(r[7]),
+                 "+r"(r[8]), "+r"(r[9]), "+r"(r[10]), "+r"(r[11]), "+r"(r[12]), "+r"(r[13]), "+r"(r[14]), "+r"(r[15])
+               :
+               : "memory");
 #endif
 }
 

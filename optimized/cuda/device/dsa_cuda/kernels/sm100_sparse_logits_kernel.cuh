@@ -189,7 +189,7 @@ __global__ void __launch_bounds__(kSparseThreads, 1) sm100_sparse_logits_kernel(
     for (int h = 0; h < kHeads; h += 16) {
       uint32_t r[16];
       tc::tmem_ld_32x32b_x16(tmem + (uint32_t(warp_lanes) << 16) + kAccCols * s + h, r);
-      tc::tmem_wait_ld();
+      tc::tmem_wait_ld(r);
 #pragma unroll
       for (int i = 0; i < 16; ++i) acc[h + i] = __uint_as_float(r[i]);
     }
