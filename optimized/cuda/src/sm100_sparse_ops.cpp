@@ -1,5 +1,5 @@
 // IndexerOps over the SM100 sparse backend's kernels (cuda_ops.hpp): cuda_sm100_sparse_select (the
-// candidate expansion and the top-k over `end`, plain CUDA, run on sm_90 and sm_100) and
+// candidate expansion, plain CUDA, run on sm_90 and sm_100) and
 // cuda_sm100_sparse_logits (the block-scaled tcgen05 logits, sm_100 only).
 #include <cuda_runtime.h>
 

@@ -1,13 +1,13 @@
 // The SM100 sparse backend (SPEC 7 "the SM100 sparse form"; the seed sparse_indexer_backend_sm100)
 // on device pointers: the candidate expansion into sparse block ids and `end`, the bf16 sparse
-// MXFP4 (or e4m3) logits on block-scaled tcgen05, and the top-k over each row's [0, end) remapped
-// to positions (docs/cuda_sm100.md).
+// MXFP4 (or e4m3) logits on block-scaled tcgen05 (docs/cuda_sm100.md). The top-k over each row's
+// [0, end) comes next, on the shared selection kernel.
 //
 // SparseBackend is the seed's metadata builder: it checks every requirement of the sparse kernels
 // once, when it is made (the engine start), and allocates the per-row scratch once; each step then
 // expands into that scratch, every consumer layer of the step reads it, and nothing is allocated
-// or re-checked per step. The expansion and the top-k are plain CUDA (built for sm_90a and sm_100a,
-// run on the H200); the logits kernel is sm_100a only and has never run (no B200 here).
+// or re-checked per step. The expansion is plain CUDA (built for sm_90a and sm_100a, run on the
+// H200); the logits kernel is sm_100a only and has never run (no B200 here).
 #pragma once
 
 #include <cstdint>
@@ -18,7 +18,7 @@
 
 namespace dsa::cuda {
 
-// The sizes one expansion or top-k launch takes.
+// The sizes one expansion launch takes.
 struct SparseRows {
   int64_t rows = 0;
   int32_t slots = 0;           // candidate blocks per row
@@ -37,15 +37,6 @@ inline constexpr int32_t kExpandMaxSlots = 4096;
 // (Unsupported) slots beyond kExpandMaxSlots and an SBK that does not divide S.
 void launch_expand_candidates(const SparseRows& shape, const int32_t* candidates, const int32_t* row_ks,
                               const int32_t* row_ke, int32_t* sparse_ids, int32_t* end, void* stream);
-
-// The top k (k <= 4096) of each row's sparse columns [0, end[r]) of bf16 logits [rows][width]
-// (DeepSelect's order: larger first; ties to the lower column; NaN above +inf), remapped to
-// positions relative to ks: column j * SBK + o -> (id_j - ks / SBK) * SBK + o; -1 after the
-// chosen. `workspace` is sparse_topk_workspace_bytes(...) bytes, zero before the first launch
-// (every launch leaves it zero).
-size_t sparse_topk_workspace_bytes(const SparseRows& shape, int32_t k);
-void launch_sparse_topk(const SparseRows& shape, int32_t k, const uint16_t* logits_bf16, const int32_t* sparse_ids,
-                        const int32_t* end, const int32_t* row_ks, void* workspace, int32_t* topk, void* stream);
 
 // A decode step of the sparse logits: one query per row (vLLM's varlen layout), an MXFP4 cache
 // (per page block_size * D / 2 bytes of e2m1, then one int32 of D / 32 ue8m0 bytes per token) or an
@@ -80,8 +71,8 @@ struct SparseBackendConfig {
   int32_t page_size = 0;  // indexer cache page (entries)
   int32_t heads = 0, head_dim = 0;
   int64_t max_rows = 0;
-  // The sparse logits run only on SM100. false makes a backend of the expansion and the top-k only
-  // (what runs on an H200); the logits then refuse.
+  // The sparse logits run only on SM100. false makes a backend of the plain CUDA part only (what
+  // runs on an H200); the logits then refuse.
   bool sparse_logits = true;
 };
 
