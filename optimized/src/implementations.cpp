@@ -88,12 +88,12 @@ std::vector<Implementation> build_table() {
                         ops({Op::topk, Op::candidate_select, Op::candidate_mask, Op::candidate_topk, Op::pack_rows,
                              Op::unpack_topk, Op::skip_decode_fill}),
                         [] { return cuda::make_cuda_select_ops(); }, cuda::sm90_available));
-  // The SM100 sparse backend (docs/cuda_sm100.md). Its expansion is plain CUDA and runs on the H200
-  // too; its tcgen05 logits run only on a B200 (none here: built, never run).
+  // The SM100 sparse backend (docs/cuda_sm100.md). Its expansion and top-k over `end` are plain
+  // CUDA and run on the H200 too; its tcgen05 logits run only on a B200 (none here: built, never run).
   table.push_back(entry("cuda_sm100_sparse_select",
-                        "SM100 sparse backend: candidate blocks into sorted sparse block ids and `end` (plain CUDA, "
-                        "sm_90/sm_100)",
-                        Device::cuda, ops({Op::expand_candidate_blocks}),
+                        "SM100 sparse backend: candidate blocks into sorted sparse block ids and `end`; the top-k "
+                        "over [0, end) remapped to positions (plain CUDA, sm_90/sm_100)",
+                        Device::cuda, ops({Op::expand_candidate_blocks, Op::sparse_topk}),
                         [] { return cuda::make_cuda_sm100_sparse_ops(cuda::Sm100SparseKernels::select); },
                         cuda::sparse_select_available));
   {

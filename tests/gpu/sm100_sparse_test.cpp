@@ -5,15 +5,21 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "dsa/candidates.hpp"
 #include "dsa/error.hpp"
+#include "dsa/formats.hpp"
 #include "dsa/optimized/cuda/cuda_ops.hpp"
 #include "dsa/optimized/cuda/runtime.hpp"
 #include "dsa/optimized/cuda/sm100_sparse.hpp"
+#include "dsa/oracle/candidate_views.hpp"
+#include "dsa/oracle/determinism_check.hpp"
 #include "dsa/oracle/poison.hpp"
+#include "dsa/oracle/rows.hpp"
+#include "dsa/oracle/selection_check.hpp"
 #include "dsa/oracle/report.hpp"
 #include "dsa/oracle/sparse_check.hpp"
 #include "dsa/rng.hpp"
@@ -223,6 +229,69 @@ TEST(Sm100SparseSelect, TheBackendExpandsEachStepIntoItsScratch) {
     EXPECT_TRUE(v.passed) << rows << " rows\n" << oracle::format_table(v);
   }
   EXPECT_EQ(invalid_input_argument([&] { backend.expand(7, nullptr, nullptr, nullptr, nullptr); }), "rows");
+}
+
+// Sparse logits as the backend writes them (bf16 values), with ties, -inf runs and NaN; poison past
+// each row's end, which the top-k must never read.
+Logits draw_sparse_logits(Rng& rng, const SparseBlocks& s) {
+  Logits l{s.rows, s.width(), std::vector<float>(size_t(s.rows * s.width()))};
+  oracle::fill_poison(l.values, oracle::kPoisonBf16AsF32Bits);
+  for (int64_t r = 0; r < s.rows; ++r) {
+    const int kind = int(rng.uniform_int(0, 3));  // normal, 16 levels, mostly -inf, with NaN
+    for (int64_t c = 0; c < s.end[size_t(r)]; ++c) {
+      float v = float(rng.normal());
+      if (kind == 1) v = float(rng.uniform_int(0, 15)) * 0.25f;
+      if (kind == 2 && rng.bernoulli(0.875)) v = -std::numeric_limits<float>::infinity();
+      if (kind == 3 && rng.bernoulli(0.05)) v = std::numeric_limits<float>::quiet_NaN();
+      l.values[size_t(r * s.width() + c)] = round_to_bf16(v);
+    }
+  }
+  return l;
+}
+
+TEST(Sm100SparseSelect, TopkOverEndIsTheRuleRemappedToPositionsEveryEntryWrittenDeterministic) {
+  REQUIRE_SPARSE_SELECT_GPU();
+  const auto impl = cuda::make_cuda_sm100_sparse_ops(Sm100SparseKernels::select);
+  Rng rng(20261202);
+  struct Shape {
+    int32_t block_size, slots, k;
+  };
+  // V4.1 (16384 columns, k 512), DeepSelect's largest k, ratio 2 and 3, rows shorter than k.
+  const Shape shapes[] = {{8, 2048, 512}, {16, 1024, 4096}, {32, 64, 100}, {24, 40, 7}, {8, 96, 512}, {64, 4, 1}};
+  for (const Shape& sh : shapes) {
+    const ExpandCase c = draw_expand_case(rng, sh.block_size, sh.slots, rng.uniform_int(1, 4));
+    const SparseBlocks sparse = expand_candidate_blocks(c.candidates, c.bounds);
+    const Logits values = draw_sparse_logits(rng, sparse);
+    const std::vector<int64_t> row_ks = c.bounds.start;
+    TopkIndices first{sparse.rows, sh.k, std::vector<int32_t>(size_t(sparse.rows * sh.k), oracle::kPoisonI32)};
+    TopkIndices second = first;
+    impl->sparse_topk(values, sparse, row_ks, first);
+    impl->sparse_topk(values, sparse, row_ks, second);
+    const std::string what = "S " + std::to_string(sh.block_size) + " slots " + std::to_string(sh.slots) + " k " +
+                             std::to_string(sh.k);
+    const oracle::WrittenVerdict w = oracle::check_written(oracle::view(first), "topk_indices");
+    EXPECT_TRUE(w.passed) << what << "\n" << oracle::format_table(w);
+    const oracle::SelectionVerdict v =
+        oracle::check_topk_among(oracle::view(first), oracle::sparse_columns(values, sparse, row_ks));
+    EXPECT_TRUE(v.passed) << what << "\n" << oracle::format_table(v);
+    const oracle::DeterminismVerdict d = oracle::check_determinism(oracle::view(first), oracle::view(second));
+    EXPECT_TRUE(d.passed) << what << "\n" << oracle::format_table(d);
+  }
+}
+
+TEST(Sm100SparseSelect, TopkRefusesWhatDeepSelectCannotTake) {
+  const auto impl = cuda::make_cuda_sm100_sparse_ops(Sm100SparseKernels::select);
+  Rng rng(5);
+  const ExpandCase c = draw_expand_case(rng, 8, 16, 2);
+  const SparseBlocks sparse = expand_candidate_blocks(c.candidates, c.bounds);
+  Logits values = draw_sparse_logits(rng, sparse);
+  TopkIndices big{2, kDeepSelectMaxK + 1, std::vector<int32_t>(size_t(2 * (kDeepSelectMaxK + 1)))};
+  EXPECT_EQ(invalid_input_argument([&] { impl->sparse_topk(values, sparse, c.bounds.start, big); }), "topk");
+  TopkIndices out{2, 8, std::vector<int32_t>(16)};
+  if (sparse.end[0] > 0) {
+    values.values[0] = 0.1f;  // not a bf16 value
+    EXPECT_EQ(invalid_input_argument([&] { impl->sparse_topk(values, sparse, c.bounds.start, out); }), "sparse_logits");
+  }
 }
 
 TEST(Sm100SparseSelect, RefusesBadInputOnAnyMachine) {

@@ -52,6 +52,7 @@ SparseLayout check_sparse_backend(const SparseBackendConfig& c) {
 
 struct SparseBackend::Scratch {
   DeviceBuffer<int32_t> sparse_ids, end;
+  DeviceBuffer<uint8_t> topk_workspace;  // zero between launches
 };
 
 namespace {
@@ -74,6 +75,9 @@ SparseBackend::SparseBackend(const SparseBackendConfig& config)
   require_device(config);
   scratch_->sparse_ids = DeviceBuffer<int32_t>(size_t(config.max_rows) * size_t(layout_.num_sparse_blocks));
   scratch_->end = DeviceBuffer<int32_t>(size_t(config.max_rows));
+  scratch_->topk_workspace = DeviceBuffer<uint8_t>(sparse_topk_workspace_bytes(step_shape(config.max_rows), config.topk_tokens));
+  if (scratch_->topk_workspace.size() > 0)
+    DSA_CUDA_CHECK(cudaMemset(scratch_->topk_workspace.data(), 0, scratch_->topk_workspace.size()));
 }
 
 SparseBackend::~SparseBackend() = default;
@@ -101,6 +105,14 @@ void SparseBackend::logits(const SparseLogitsStep& step, uint16_t* out, void* st
     throw InvalidInput("step", "H, D, the cache format and its pages must be the backend's");
   launch_sm100_sparse_logits(step, step_shape(step.rows), scratch_->sparse_ids.data(), scratch_->end.data(), out,
                              stream);
+}
+
+void SparseBackend::topk(int64_t rows, const uint16_t* logits, const int32_t* row_ks, int32_t* out, void* stream) {
+  if (step_rows_ < 0 || rows != step_rows_)
+    throw InvalidInput("rows", "the top-k of " + std::to_string(rows) + " rows needs this step's expansion (" +
+                                   std::to_string(step_rows_) + " rows expanded)");
+  launch_sparse_topk(step_shape(rows), config_.topk_tokens, logits, scratch_->sparse_ids.data(), scratch_->end.data(),
+                     row_ks, scratch_->topk_workspace.data(), out, stream);
 }
 
 SparseRows SparseBackend::step_shape(int64_t rows) const {

@@ -1,5 +1,5 @@
 // IndexerOps over the SM100 sparse backend's kernels (cuda_ops.hpp): cuda_sm100_sparse_select (the
-// candidate expansion, plain CUDA, run on sm_90 and sm_100) and
+// candidate expansion and the top-k over `end`, plain CUDA, run on sm_90 and sm_100) and
 // cuda_sm100_sparse_logits (the block-scaled tcgen05 logits, sm_100 only).
 #include <cuda_runtime.h>
 
@@ -125,6 +125,50 @@ public:
     DSA_CUDA_CHECK(cudaDeviceSynchronize());
     logits.download(std::span<uint16_t>(bf16_out));
     for (size_t i = 0; i < bf16_out.size(); ++i) out.values[i] = bf16_to_float(bf16_out[i]);
+  }
+
+  void sparse_topk(const Logits& sparse_logits, const SparseBlocks& sparse, std::span<const int64_t> row_ks,
+                   TopkIndices& out) override {
+    require_kernels(Sm100SparseKernels::select, "sparse_topk");
+    require_output("topk_indices", out, sparse_logits.rows);
+    if (out.k > kDeepSelectMaxK)
+      throw InvalidInput("topk", "DeepSelect takes k in [1, " + std::to_string(kDeepSelectMaxK) + "], got " +
+                                     std::to_string(out.k));
+    const SparseRows shape = rows_of(sparse, sparse_logits.rows);
+    if (sparse_logits.width < shape.width())
+      throw InvalidInput("sparse_logits", "width " + std::to_string(sparse_logits.width) + " below the " +
+                                              std::to_string(shape.width()) + " sparse columns");
+    if (row_ks.size() != size_t(shape.rows))
+      throw InvalidInput("row_ks", std::to_string(row_ks.size()) + " starts for " + std::to_string(shape.rows) + " rows");
+    // The kernel reads bf16 logits, as the backend writes them: a value of [0, end) that bf16 does not
+    // hold is not an input of this op.
+    std::vector<uint16_t> values(size_t(shape.rows * shape.width()));
+    std::vector<int32_t> ks(size_t(shape.rows));
+    for (int64_t r = 0; r < shape.rows; ++r) {
+      if (row_ks[size_t(r)] < 0 || row_ks[size_t(r)] > INT32_MAX)
+        throw InvalidInput("row_ks", "row " + std::to_string(r) + " starts at " + std::to_string(row_ks[size_t(r)]));
+      ks[size_t(r)] = int32_t(row_ks[size_t(r)]);
+      const float* row = sparse_logits.row(r);
+      for (int64_t c = 0; c < shape.width(); ++c) {
+        const uint32_t bits = std::bit_cast<uint32_t>(row[c]);
+        if (c < sparse.end[size_t(r)] && (bits & 0xFFFFu) != 0 && row[c] == row[c])
+          throw InvalidInput("sparse_logits", "row " + std::to_string(r) + " column " + std::to_string(c) + " holds " +
+                                                  std::to_string(row[c]) + ", not a bf16 value");
+        // A NaN stays a NaN (its payload may sit in the low half only).
+        values[size_t(r * shape.width() + c)] = row[c] != row[c] ? uint16_t(0x7FC0) : uint16_t(bits >> 16);
+      }
+    }
+    require_select_device("sparse_topk");
+    DeviceBuffer<uint16_t> logits{std::span<const uint16_t>(values)};
+    DeviceBuffer<int32_t> ids{std::span<const int32_t>(sparse.ids)}, end{std::span<const int32_t>(sparse.end)};
+    DeviceBuffer<int32_t> starts{std::span<const int32_t>(ks)};
+    DeviceBuffer<uint8_t> workspace(sparse_topk_workspace_bytes(shape, out.k));
+    if (workspace.size() > 0) DSA_CUDA_CHECK(cudaMemset(workspace.data(), 0, workspace.size()));
+    DeviceBuffer<int32_t> topk{std::span<const int32_t>(out.indices)};  // poison in
+    launch_sparse_topk(shape, out.k, logits.data(), ids.data(), end.data(), starts.data(), workspace.data(), topk.data(),
+                       nullptr);
+    DSA_CUDA_CHECK(cudaDeviceSynchronize());
+    topk.download(std::span<int32_t>(out.indices));
   }
 
 private:

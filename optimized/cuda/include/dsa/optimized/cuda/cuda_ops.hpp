@@ -16,7 +16,7 @@ namespace dsa::cuda {
 std::unique_ptr<IndexerOps> make_cuda_sm90_ops(Sm90Variant variant);
 
 // The SM100 sparse backend's kernels (sm100_sparse.hpp) as two implementations: `select` (the
-// candidate expansion: plain CUDA, on an sm_90 or sm_100 GPU) and `logits`
+// candidate expansion and the top-k over `end`: plain CUDA, on an sm_90 or sm_100 GPU) and `logits`
 // (the bf16 sparse logits on block-scaled tcgen05, deepgemm_sm100_bf16: only on an sm_100 GPU).
 enum class Sm100SparseKernels : uint8_t { select, logits };
 std::unique_ptr<IndexerOps> make_cuda_sm100_sparse_ops(Sm100SparseKernels kernels);

@@ -1,7 +1,7 @@
 // The SM100 sparse backend (SPEC 7 "the SM100 sparse form"; the seed sparse_indexer_backend_sm100)
 // on device pointers: the candidate expansion into sparse block ids and `end`, the bf16 sparse
-// MXFP4 (or e4m3) logits on block-scaled tcgen05 (docs/cuda_sm100.md). The top-k over each row's
-// [0, end) comes next, on the shared selection kernel.
+// MXFP4 (or e4m3) logits on block-scaled tcgen05, and the top-k over each row's [0, end) remapped
+// to positions, on the shared selection kernel (docs/cuda_sm100.md).
 //
 // SparseBackend is the seed's metadata builder: it checks every requirement of the sparse kernels
 // once, when it is made (the engine start), and allocates the per-row scratch once; each step then
@@ -18,7 +18,7 @@
 
 namespace dsa::cuda {
 
-// The sizes one expansion launch takes.
+// The sizes one expansion or top-k launch takes.
 struct SparseRows {
   int64_t rows = 0;
   int32_t slots = 0;           // candidate blocks per row
@@ -37,6 +37,15 @@ inline constexpr int32_t kExpandMaxSlots = 4096;
 // (Unsupported) slots beyond kExpandMaxSlots and an SBK that does not divide S.
 void launch_expand_candidates(const SparseRows& shape, const int32_t* candidates, const int32_t* row_ks,
                               const int32_t* row_ke, int32_t* sparse_ids, int32_t* end, void* stream);
+
+// The top k (k <= 4096) of each row's sparse columns [0, end[r]) of bf16 logits [rows][width]
+// (DeepSelect's order: larger first; ties to the lower column; NaN above +inf), remapped to
+// positions relative to ks: column j * SBK + o -> (id_j - ks / SBK) * SBK + o; -1 after the
+// chosen. `workspace` is sparse_topk_workspace_bytes(...) bytes, zero before the first launch
+// (every launch leaves it zero).
+size_t sparse_topk_workspace_bytes(const SparseRows& shape, int32_t k);
+void launch_sparse_topk(const SparseRows& shape, int32_t k, const uint16_t* logits_bf16, const int32_t* sparse_ids,
+                        const int32_t* end, const int32_t* row_ks, void* workspace, int32_t* topk, void* stream);
 
 // A decode step of the sparse logits: one query per row (vLLM's varlen layout), an MXFP4 cache
 // (per page block_size * D / 2 bytes of e2m1, then one int32 of D / 32 ue8m0 bytes per token) or an
@@ -100,8 +109,10 @@ public:
   // One step of `rows` rows (<= max_rows): candidates [rows][candidate_topk_blocks] and row bounds
   // into the scratch (the first consumer layer of the step).
   void expand(int64_t rows, const int32_t* candidates, const int32_t* row_ks, const int32_t* row_ke, void* stream);
-  // Every consumer layer: its logits [rows][num_sparse_columns] from the step's scratch.
+  // Every consumer layer: its logits [rows][num_sparse_columns] and its top-k [rows][topk_tokens],
+  // both from the step's scratch.
   void logits(const SparseLogitsStep& step, uint16_t* out, void* stream) const;
+  void topk(int64_t rows, const uint16_t* logits, const int32_t* row_ks, int32_t* out, void* stream);
   const int32_t* sparse_ids() const;  // [max_rows][num_sparse_blocks]
   const int32_t* end() const;         // [max_rows]
 
