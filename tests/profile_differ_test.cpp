@@ -22,7 +22,8 @@ namespace dsa {
 namespace {
 
 const std::vector<std::string> kAll = {"exact",          "deepgemm_sm90",      "deepgemm_sm100",
-                                       "deepgemm_sm100_bf16", "aiter_gfx942_gluon", "vllm_triton_c4a"};
+                                       "deepgemm_sm100_bf16", "aiter_gfx942_gluon", "dsa_gfx942",
+                                       "vllm_triton_c4a"};
 
 uint32_t bits(float x) { return std::bit_cast<uint32_t>(x); }
 
@@ -39,7 +40,7 @@ TEST(ProfilesDiffer, CancellationInTheHeadSumWorkedByHand) {
   w[8] = -0x1p24f;
   const float s = 1.0f;
   const std::vector<std::pair<std::string, float>> expected = {
-      {"exact", 0.0f},          {"aiter_gfx942_gluon", 0.0f}, {"deepgemm_sm90", 1.0f},
+      {"exact", 0.0f},          {"aiter_gfx942_gluon", 0.0f}, {"dsa_gfx942", 0.0f}, {"deepgemm_sm90", 1.0f},
       {"deepgemm_sm100", 1.0f}, {"deepgemm_sm100_bf16", 1.0f}, {"vllm_triton_c4a", 1.0f}};
   for (const auto& [name, value] : expected)
     EXPECT_EQ(bits(test::reduce_one(find_profile(name), d, w, &s)), bits(value)) << name;

@@ -168,6 +168,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"deepgemm_sm100", {8, 16, 32, 64}, deepgemm_sm100_direct, false},
                       Case{"deepgemm_sm100_bf16", {8, 16, 32, 64}, deepgemm_sm100_bf16_direct, true},
                       Case{"aiter_gfx942_gluon", {32, 64}, aiter_direct, false},
+                      Case{"dsa_gfx942", {32, 64}, aiter_direct, false},
                       Case{"vllm_triton_c4a", {32, 64}, vllm_c4a_direct, false},
                       // Our SM90 kernels write DeepGEMM's order (epilogue/head_sum.cuh).
                       Case{"dsa_sm90", {8, 16, 32, 64}, deepgemm_sm90_direct, false},
@@ -177,8 +178,8 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(ProfileRegistry, NamesFindAndChecks) {
   const std::vector<std::string> names = profile_names();
   const std::vector<std::string> expected = {"exact", "deepgemm_sm90", "deepgemm_sm100", "deepgemm_sm100_bf16",
-                                             "aiter_gfx942_gluon", "vllm_triton_c4a", "dsa_sm90",
-                                             "dsa_sm90_accurate"};
+                                             "aiter_gfx942_gluon", "dsa_gfx942", "vllm_triton_c4a",
+                                             "dsa_sm90", "dsa_sm90_accurate"};
   EXPECT_EQ(names, expected);
   for (const std::string& n : names) {
     const Profile& p = find_profile(n);
@@ -216,6 +217,7 @@ TEST(ProfileRegistry, HeadCountsTheKernelsDoNotTake) {
   EXPECT_TRUE(rejects("deepgemm_sm90", 12));
   EXPECT_TRUE(rejects("deepgemm_sm100", 6));
   EXPECT_TRUE(rejects("aiter_gfx942_gluon", 16));
+  EXPECT_TRUE(rejects("dsa_gfx942", 16));
   EXPECT_TRUE(rejects("vllm_triton_c4a", 8));
   EXPECT_TRUE(rejects("exact", 0));
   EXPECT_FALSE(rejects("exact", 7));

@@ -18,6 +18,7 @@ deepgemm_sm90 v32_decode v41_c4a edge
 deepgemm_sm100 v32_decode edge
 deepgemm_sm100_bf16 mxfp4 edge
 aiter_gfx942_gluon gfx942 edge
+dsa_gfx942 gfx942
 vllm_triton_c4a v41_c4a edge
 dsa_sm90 edge
 dsa_sm90_accurate edge

@@ -40,6 +40,15 @@ RowMatrix decode_mxfp4(const uint8_t* packed, const uint8_t* block_scales, int64
   return m;
 }
 
+// rows x D codes with each row's dims in `order` (slot i = dim order[i]).
+std::vector<uint8_t> permute_dims(const uint8_t* codes, int64_t rows, const std::vector<int32_t>& order) {
+  const size_t D = order.size();
+  std::vector<uint8_t> out(size_t(rows) * D);
+  for (int64_t r = 0; r < rows; ++r)
+    for (size_t i = 0; i < D; ++i) out[size_t(r) * D + i] = codes[size_t(r) * D + size_t(order[i])];
+  return out;
+}
+
 }  // namespace
 
 void head_dots(mma::Model model, const QueryRows& q, const KTile& tile, float* dots, double* exact_dots) {
@@ -83,7 +92,20 @@ void head_dots(mma::Model model, const QueryRows& q, const KTile& tile, float* d
   }
 }
 
-void head_dots(const Profile& profile, const QueryRows& q, const KTile& tile, float* dots, double* exact_dots) {
+void head_dots(const Profile& profile, const QueryRows& q_in, const KTile& tile_in, float* dots,
+               double* exact_dots) {
+  QueryRows q = q_in;
+  KTile tile = tile_in;
+  // A chain that reads the dims in another order is the in-order chain of the
+  // permuted operands (one permutation for q and K). Exact sums do not depend on it.
+  std::vector<uint8_t> q_perm, k_perm;
+  if (profile.dim_order && profile.mma != mma::Model::exact && is_fp8(q.element)) {
+    const std::vector<int32_t> order = profile.dim_order(q.head_dim);
+    q_perm = permute_dims(q.codes, int64_t(q.num_rows) * q.heads, order);
+    k_perm = permute_dims(tile.codes, tile.count, order);
+    q.codes = q_perm.data();
+    tile.codes = k_perm.data();
+  }
   if (profile.promotion == Promotion::none) return head_dots(profile.mma_for(q.element), q, tile, dots, exact_dots);
   // fp32_add: every instruction-deep slice of D is its own chain from zero (one instruction), and
   // the slices' results are added in order with one RN add each (CUDA-core promotion).

@@ -37,7 +37,8 @@ struct QueryRows {
 // null it also receives the exact value in double (for the double-precision
 // logit), laid out the same way.
 void head_dots(mma::Model model, const QueryRows& q, const KTile& tile, float* dots, double* exact_dots);
-// The profile's dot products: its model, chained or promoted (Profile::promotion).
+// The profile's dot products: its model, chained or promoted (Profile::promotion),
+// the chain reading the dims in the profile's dim_order.
 void head_dots(const Profile& profile, const QueryRows& q, const KTile& tile, float* dots, double* exact_dots);
 
 // The logit of every entry of one row from its dots (layout above, row `row`):

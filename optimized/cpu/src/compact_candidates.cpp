@@ -43,8 +43,22 @@ void head_dots(const DecodeProblem& p, const Profile& profile, int64_t row, cons
         }
       return;
     }
+    // The profile's dim order: the chain reads q and K with the same permutation of D.
+    std::vector<uint8_t> q_perm, k_perm;
+    const uint8_t* k = g.codes.data();
+    if (profile.dim_order) {
+      const std::vector<int32_t> order = profile.dim_order(D);
+      q_perm.resize(size_t(H) * D);
+      k_perm.resize(size_t(T) * D);
+      for (int32_t h = 0; h < H; ++h)
+        for (int32_t i = 0; i < D; ++i) q_perm[size_t(h) * D + i] = q[size_t(h) * D + size_t(order[size_t(i)])];
+      for (int64_t t = 0; t < T; ++t)
+        for (int32_t i = 0; i < D; ++i) k_perm[size_t(t) * D + i] = k[size_t(t) * D + size_t(order[size_t(i)])];
+      q = q_perm.data();
+      k = k_perm.data();
+    }
     if (profile.promotion == Promotion::none) {
-      mma::chain_dots(profile.mma, q, H, g.codes.data(), T, D, per_token.data());
+      mma::chain_dots(profile.mma, q, H, k, T, D, per_token.data());
     } else {
       // Promoted accumulation (a kernel adding each instruction's result into fp32 registers):
       // every K-deep slice is a chain of one instruction from zero, the slices summed in order.
@@ -52,9 +66,10 @@ void head_dots(const DecodeProblem& p, const Profile& profile, int64_t row, cons
       std::vector<uint8_t> q_slice(size_t(H) * K), k_slice(size_t(T) * K);
       std::vector<float> part(per_token.size());
       for (int32_t s = 0; s < D / K; ++s) {
-        for (int32_t h = 0; h < H; ++h) std::copy_n(q + size_t(h) * D + size_t(s) * K, K, q_slice.data() + size_t(h) * K);
+        for (int32_t h = 0; h < H; ++h)
+          std::copy_n(q + size_t(h) * D + size_t(s) * K, K, q_slice.data() + size_t(h) * K);
         for (int64_t t = 0; t < T; ++t)
-          std::copy_n(g.codes.data() + size_t(t) * D + size_t(s) * K, K, k_slice.data() + size_t(t) * K);
+          std::copy_n(k + size_t(t) * D + size_t(s) * K, K, k_slice.data() + size_t(t) * K);
         mma::chain_dots(profile.mma, q_slice.data(), H, k_slice.data(), T, K, s == 0 ? per_token.data() : part.data());
         if (s > 0)
           for (size_t i = 0; i < per_token.size(); ++i) per_token[i] = per_token[i] + part[i];

@@ -85,6 +85,11 @@ struct Profile {
   // The arithmetic of the head-sum program ("RN" above); the result is then
   // rounded to `logits` (exact when both are the same).
   Precision reduce = Precision::fp32;
+  // The order in which the kernel's instruction chain consumes the D dims of
+  // each q . k: chain slot i reads dim dim_order(D)[i] (a permutation of
+  // [0, D)). Null: in order. Matters for models whose groups round (CDNA3);
+  // throws InvalidInput("head_dim", ...) for a D the kernel does not take.
+  std::vector<int32_t> (*dim_order)(int head_dim) = nullptr;
 
   bool accepts(ElementFormat e) const;
   // The model that computes q.k of entries in format e.
@@ -97,7 +102,8 @@ struct Profile {
 };
 
 // The registry of named profiles: exact, deepgemm_sm90, deepgemm_sm100,
-// deepgemm_sm100_bf16, aiter_gfx942_gluon, vllm_triton_c4a.
+// deepgemm_sm100_bf16, aiter_gfx942_gluon, dsa_gfx942, vllm_triton_c4a,
+// dsa_sm90, dsa_sm90_accurate.
 const Profile& find_profile(std::string_view name);  // throws InvalidInput("profile", ...)
 std::vector<std::string> profile_names();
 

@@ -13,6 +13,7 @@ Profile deepgemm_sm90();
 Profile deepgemm_sm100();
 Profile deepgemm_sm100_bf16();
 Profile aiter_gfx942_gluon();
+Profile dsa_gfx942();
 Profile vllm_triton_c4a();
 Profile dsa_sm90();
 Profile dsa_sm90_accurate();

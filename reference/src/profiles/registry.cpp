@@ -13,8 +13,9 @@ namespace {
 const std::vector<Profile>& registry() {
   static const std::vector<Profile> all = {profiles::exact(),          profiles::deepgemm_sm90(),
                                            profiles::deepgemm_sm100(), profiles::deepgemm_sm100_bf16(),
-                                           profiles::aiter_gfx942_gluon(), profiles::vllm_triton_c4a(),
-                                           profiles::dsa_sm90(),       profiles::dsa_sm90_accurate()};
+                                           profiles::aiter_gfx942_gluon(), profiles::dsa_gfx942(),
+                                           profiles::vllm_triton_c4a(),    profiles::dsa_sm90(),
+                                           profiles::dsa_sm90_accurate()};
   return all;
 }
 

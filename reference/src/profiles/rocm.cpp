@@ -1,7 +1,12 @@
-// The gfx942 (MI300) kernels (SPEC 8): AITER's Gluon paged logits and vLLM's
-// Triton decode kernel for C4A layers. Both read from source only; where the
-// source leaves the order to the compiler, the profile names its assumption.
+// The gfx942 (MI300) kernels (SPEC 8): AITER's Gluon paged logits, our HIP
+// kernels that copy its arithmetic (optimized/hip), and vLLM's Triton decode
+// kernel for C4A layers. AITER's and vLLM's are read from source only; where
+// the source leaves the order to the compiler, the profile names its assumption.
+#include <string>
+#include <vector>
+
 #include "catalog.hpp"
+#include "dsa/error.hpp"
 
 namespace dsa::profiles {
 namespace {
@@ -51,24 +56,64 @@ std::vector<ReduceStep> vllm_c4a_reduction(int heads) {
   return prog;
 }
 
-}  // namespace
+// AITER's dot operands have k_width = 16: lane group g of a 16x16x32 MFMA holds
+// 16 consecutive dims 64c + 16g + [0, 16) of its row, and Triton issues the
+// two 8-dim halves as consecutive instructions (the kPack loop of its MFMA
+// lowering). Instruction i = 2c + half, slot 8g + e reads dim 64c + 16g + 8half + e.
+std::vector<int32_t> mfma_k_width16_dims(int head_dim) {
+  if (head_dim <= 0 || head_dim % 64 != 0)
+    throw InvalidInput("head_dim", "the k_width = 16 operands of the 16x16x32 MFMA cover 64 dims per step; D = " +
+                                       std::to_string(head_dim) + " is not a multiple of 64");
+  std::vector<int32_t> order;
+  for (int c = 0; c < head_dim / 64; ++c)
+    for (int half = 0; half < 2; ++half)
+      for (int g = 0; g < 4; ++g)
+        for (int e = 0; e < 8; ++e) order.push_back(64 * c + 16 * g + 8 * half + e);
+  return order;
+}
 
-Profile aiter_gfx942_gluon() {
+// The arithmetic of AITER's Gluon kernel: both profiles below are it.
+Profile gluon_arithmetic() {
   Profile p;
-  p.name = "aiter_gfx942_gluon";
-  p.origin =
-      "AITER aiter/ops/triton/gluon/pa_mqa_logits.py on gfx942 (SPEC 8). q.k by v_mfma_f32_16x16x32_fp8_fp8 "
-      "(e4m3fnuz; 4 chained for D = 128, K in order: ASSUMED, the k_width = 16 operand layout may permute "
-      "K). Then o * s, relu (gl.maximum: NaN -> 0), times w, the -inf mask, gl.reduce over heads. "
-      "ASSUMED (not established): lane group g = lane / 16 holds heads 16 rep + 4g + i in register order "
-      "and sums them sequentially, each product rounded (no contraction across the mask select); the "
-      "groups combine by shuffles at lane distance 32 then 16. H must be a multiple of 32 (the kernel's "
-      "layouts). READ FROM SOURCE ONLY: no MI300 here.";
   p.mma = mma::Model::cdna3_mfma_f32_16x16x32_fp8;
   p.elements = {ElementFormat::e4m3fnuz};
   p.head_stage.scale_before_relu = true;
   p.build_reduction = aiter_reduction;
+  p.dim_order = mfma_k_width16_dims;
   p.nan_bits = 0x7FFFFFFFu;
+  return p;
+}
+
+}  // namespace
+
+Profile aiter_gfx942_gluon() {
+  Profile p = gluon_arithmetic();
+  p.name = "aiter_gfx942_gluon";
+  p.origin =
+      "AITER aiter/ops/triton/gluon/pa_mqa_logits.py on gfx942 (SPEC 8). q.k by v_mfma_f32_16x16x32_fp8_fp8 "
+      "(e4m3fnuz; 4 chained from zero for D = 128). Dims: the dot operands have k_width = 16 and Triton's "
+      "MFMA lowering issues each lane's two 8-dim halves as consecutive instructions, so instruction 2c + half "
+      "reads dims 64c + 16g + 8half + [0, 8) from lane group g (read from Triton's source, the kPack loop of "
+      "DotOpToLLVM/MFMA.cpp). Then o * s, relu (gl.maximum: NaN -> 0), times w, the -inf mask, gl.reduce over "
+      "heads. ASSUMED (not established): lane group g = lane / 16 holds heads 16 rep + 4g + i in register "
+      "order and sums them sequentially, each product rounded (no contraction across the mask select); the "
+      "groups combine by shuffles at lane distance 32 then 16. H must be a multiple of 32 (the kernel's "
+      "layouts). READ FROM SOURCE ONLY: no MI300 here.";
+  return p;
+}
+
+Profile dsa_gfx942() {
+  Profile p = gluon_arithmetic();
+  p.name = "dsa_gfx942";
+  p.origin =
+      "This project's gfx942 HIP kernels (optimized/hip: paged_logits, candidate_logits_top_k), which copy "
+      "AITER's Gluon arithmetic so that compact candidate logits equal the dense call's bit for bit: 4 chained "
+      "v_mfma_f32_16x16x32_fp8_fp8 from zero with k_width = 16 operands (instruction 2c + half reads dims "
+      "64c + 16g + 8half + [0, 8) of lane group g), per head relu(RN(dot * s)) then RN(r * w), the lane's 16 "
+      "heads 16 rep + 4g + i added in register order without contraction, shuffles at lane distance 32 then "
+      "16. The adds, the shuffles and the MFMA operands are read back from the code objects' disassembly by "
+      "tests/gfx942_head_order_test.cpp. Built into gfx942 code objects in CI; NO MI300 here: bit-exactness "
+      "on the chip rests on the published CDNA3 MFMA model (NUMERICS) and this profile.";
   return p;
 }
 
