@@ -10,7 +10,7 @@ packages=(
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   libeigen3-dev libcli11-dev nlohmann-json3-dev libfmt-dev libssl-dev zlib1g-dev
   libomp-dev
-  clang-19 lld-19 rocm-device-libs libamdhip64-dev
+  clang-19 lld-19 llvm-19 rocm-device-libs libamdhip64-dev
   python3 python3-numpy
 )
 missing=()

@@ -1,0 +1,86 @@
+// The kernel arguments of the gfx942 launches: plain structs shared by the
+// host launchers (optimized/hip/src) and the kernels (optimized/hip/kernels),
+// passed by value as each kernel's one argument. Pointers are device pointers.
+#pragma once
+
+#include <cstdint>
+
+namespace dsa::gfx942 {
+
+// Decode rows r = b * next_n + j over a preshuffle cache (D = 128, e4m3fnuz).
+struct DecodeRows {
+  const uint8_t* q = nullptr;             // [B][next_n][H][128] fp8
+  const float* weights = nullptr;         // [B * next_n][H]
+  const int32_t* seq_lens = nullptr;      // [B] (1-D) or [B][next_n] (2-D)
+  const int32_t* block_table = nullptr;   // [B][max_pages]
+  const uint8_t* kv_cache = nullptr;      // [num_pages][page_size * 132]
+  int64_t num_pages = 0;
+  int32_t batch = 0;
+  int32_t next_n = 0;
+  int32_t max_pages = 0;
+  int32_t page_size = 0;
+  int32_t seq_lens_2d = 0;
+};
+
+struct PagedLogitsParams {
+  DecodeRows rows;
+  float* logits = nullptr;  // [B * next_n][logits_stride]
+  int64_t logits_stride = 0;
+  int64_t width = 0;        // columns the kernel may write (max_model_len)
+  int32_t tiles_per_block = 0;
+};
+
+struct CandidateLogitsTopkParams {
+  DecodeRows rows;
+  const int32_t* candidate_blocks = nullptr;  // [B * next_n][slots], -1 empty
+  int32_t slots = 0;
+  int32_t candidate_block_size = 0;           // S, a divisor of 16
+  float* compact = nullptr;                   // [B * next_n][slots * S]
+  int32_t* topk = nullptr;                    // [B * next_n][topk_stride], k written per row
+  int64_t topk_stride = 0;
+  int32_t k = 0;
+  int32_t tiles_per_block = 0;                // 16-column tiles of a compact row per block
+  uint32_t* row_done = nullptr;               // [B * next_n] zeroed counters (the last block selects)
+};
+
+}  // namespace dsa::gfx942
+
+namespace dsa::gfx942 {
+
+// Rows of dense decode logits [rows][logits_stride] with their lengths: L_r for
+// the top-k, E_r for the candidate ops (SPEC 7: with 1-D lengths every row of
+// a request sees the request's full length).
+struct LogitsRows {
+  const float* logits = nullptr;
+  int64_t logits_stride = 0;
+  const int32_t* seq_lens = nullptr;  // [B] (1-D) or [B][next_n] (2-D)
+  int32_t rows = 0;
+  int32_t next_n = 0;
+  int32_t seq_lens_2d = 0;
+};
+
+struct DecodeTopkParams {
+  LogitsRows in;
+  int32_t* topk = nullptr;  // [rows][topk_stride], k written per row
+  int64_t topk_stride = 0;
+  int32_t k = 0;
+};
+
+struct SelectCandidatesParams {
+  LogitsRows in;
+  int32_t candidate_block_size = 0;
+  int32_t* candidate_blocks = nullptr;  // [rows][slots]
+  int32_t slots = 0;
+};
+
+struct CandidateTopkParams {
+  LogitsRows in;
+  const int32_t* candidate_blocks = nullptr;  // [rows][slots]
+  int32_t slots = 0;
+  int32_t candidate_block_size = 0;
+  int32_t* topk = nullptr;  // [rows][topk_stride], k written per row
+  int64_t topk_stride = 0;
+  int32_t k = 0;
+};
+
+}  // namespace dsa::gfx942

@@ -1,0 +1,33 @@
+// The HIP runtime, opened at run time (dlopen of libamdhip64): the launchers
+// compile against the HIP headers only and every binary runs without it. A
+// process without a gfx942 device never loads the library past the probe.
+#pragma once
+
+#include <hip/hip_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace dsa::gfx942::detail {
+
+struct HipRuntime {
+  decltype(&hipGetDeviceCount) get_device_count = nullptr;
+  decltype(&hipGetDeviceProperties) get_device_properties = nullptr;
+  decltype(&hipGetErrorString) get_error_string = nullptr;
+  decltype(&hipModuleLoadData) module_load_data = nullptr;
+  decltype(&hipModuleGetFunction) module_get_function = nullptr;
+  decltype(&hipModuleLaunchKernel) module_launch_kernel = nullptr;
+  decltype(&hipMemsetAsync) memset_async = nullptr;
+  decltype(&hipGetLastError) get_last_error = nullptr;
+};
+
+// The runtime when a gfx942 device is present, else null with the reason.
+const HipRuntime* runtime(std::string* why);
+
+// Launches kernel `symbol` of code object `code_object` with one by-value
+// argument of `arg_bytes` bytes. Returns an empty string or the failure.
+std::string launch(std::string_view code_object, const char* symbol, const void* arg, size_t arg_bytes,
+                   uint32_t grid_x, uint32_t grid_y, uint32_t block_x, hipStream_t stream);
+
+}  // namespace dsa::gfx942::detail
