@@ -56,7 +56,7 @@ set(DSA_GFX942_FLAGS
     -x hip --offload-arch=gfx942 --cuda-device-only --no-gpu-bundle-output -O3 -std=c++20
     -ffp-contract=off -fno-fast-math -Wall -Wextra -Werror
     --rocm-path=/usr --rocm-device-lib-path=${bitcode_dir} -fuse-ld=lld --ld-path=${DSA_GFX942_LLD}
-    -I${PROJECT_SOURCE_DIR}/optimized/hip/include)
+    -I${PROJECT_SOURCE_DIR}/optimized/hip/include -I${PROJECT_SOURCE_DIR}/optimized/common/include)
 
 # The rule that assembles oclc_isa_version_942.bc; call it once, in the folder
 # whose code objects need it (a custom command's output is known to its folder).

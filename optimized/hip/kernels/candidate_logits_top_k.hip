@@ -60,7 +60,7 @@ __device__ void candidate_logits_top_k(const CandidateLogitsTopkParams& p) {
   if (threadIdx.x == 0) p.row_done[r.row] = 0;
 
   auto key_at = [&](int32_t j) {
-    return compact_column(p, r, uint32_t(j)).position >= 0 ? order_key(compact[j]) : kAbsentKey;
+    return compact_column(p, r, uint32_t(j)).position >= 0 ? order_key(compact[j]) : kNoEntryKey;
   };
   auto position_at = [&](int32_t j) { return compact_column(p, r, uint32_t(j)).position; };
   block_topk(width, p.k, key_at, position_at, p.topk + int64_t(r.row) * p.topk_stride, sh);

@@ -20,7 +20,7 @@ extern "C" __global__ void __launch_bounds__(dsa::gfx942::kSelectThreads)
   };
   auto key_at = [&](int32_t j) {
     const int32_t pos = position_at(j);
-    return pos >= 0 ? order_key(logits[pos]) : kAbsentKey;
+    return pos >= 0 ? order_key(logits[pos]) : kNoEntryKey;
   };
   block_topk(p.slots * S, p.k, key_at, position_at, p.topk + int64_t(row) * p.topk_stride, sh);
 }

@@ -32,7 +32,7 @@ extern "C" __global__ void __launch_bounds__(dsa::gfx942::kSelectThreads)
   const int32_t blocks = (end + S - 1) / S;
   auto key_at = [&](int32_t c) {
     const float score = block_score(logits, c, S, end);
-    return score == -__builtin_inff() ? kAbsentKey : order_key(score);
+    return score == -__builtin_inff() ? kNoEntryKey : order_key(score);
   };
   block_topk(blocks, p.slots, key_at, [](int32_t c) { return c; }, p.candidate_blocks + int64_t(row) * p.slots, sh);
 }

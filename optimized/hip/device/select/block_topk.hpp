@@ -1,11 +1,13 @@
 // The top k of one row by one block of 256 threads (4 waves of 64): a radix
-// select over the order keys (4 passes of 8 bits, histograms in LDS) finds the
+// select over the shared order keys (optimized/common: the SPEC 6 order, key 0
+// for "no entry") in 4 passes of 8 bits, histograms in LDS, the threshold bin
+// by the shared find_threshold, finds the
 // k-th key T; keys above T are written in any order, then the ties at T in
 // column order until k are filled (the same set on every run: no atomic
 // decides which tie wins). Fewer than k present columns: all of them, then -1.
 // Every entry of [0, k) is written.
 //
-// KeyAt(j) gives column j's key (kAbsentKey for a column that is not there),
+// KeyAt(j) gives column j's key (common::kNoEntryKey for a column that is not there),
 // PositionAt(j) the index written for it.
 #pragma once
 
@@ -14,9 +16,13 @@
 #include <cstdint>
 
 #include "../common/wave.hpp"
-#include "order_key.hpp"
+#include "dsa/common/radix_keys.hpp"
+#include "dsa/common/threshold.hpp"
 
 namespace dsa::gfx942 {
+
+using common::kNoEntryKey;
+using common::order_key;
 
 inline constexpr int kSelectThreads = 256;
 
@@ -54,7 +60,7 @@ __device__ void block_topk(int32_t columns, int32_t k, KeyAt key_at, PositionAt 
   const int tid = threadIdx.x;
   // Present columns; when there are at most k, all of them in column order.
   uint32_t present = 0;
-  for (int32_t j = tid; j < columns; j += kSelectThreads) present += key_at(j) != kAbsentKey;
+  for (int32_t j = tid; j < columns; j += kSelectThreads) present += key_at(j) != kNoEntryKey;
   if (tid == 0) sh.present = 0;
   __syncthreads();
   atomicAdd(&sh.present, present);
@@ -63,7 +69,7 @@ __device__ void block_topk(int32_t columns, int32_t k, KeyAt key_at, PositionAt 
     uint32_t written = 0;
     for (int32_t base = 0; base < columns; base += kSelectThreads) {
       const int32_t j = base + tid;
-      const bool here = j < columns && key_at(j) != kAbsentKey;
+      const bool here = j < columns && key_at(j) != kNoEntryKey;
       uint32_t total;
       const uint32_t rank = block_rank(here, total, sh);
       if (here) out[written + rank] = position_at(j);
@@ -89,11 +95,9 @@ __device__ void block_topk(int32_t columns, int32_t k, KeyAt key_at, PositionAt 
     }
     __syncthreads();
     if (tid == 0) {
-      uint32_t need = sh.remaining;
-      int b = 255;
-      while (sh.histogram[b] < need) need -= sh.histogram[b--];
-      sh.remaining = need;  // keys of the chosen bin still to take
-      sh.prefix = prefix | (uint32_t(b) << shift);
+      const common::Threshold t = common::find_threshold(sh.histogram, 256, sh.remaining);
+      sh.remaining -= uint32_t(t.above);  // keys of the threshold bin still to take
+      sh.prefix = prefix | (uint32_t(t.bin) << shift);
     }
     mask |= 255u << shift;
     __syncthreads();
