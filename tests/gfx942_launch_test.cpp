@@ -10,7 +10,9 @@
 #include <string>
 
 #include "dsa/error.hpp"
+#include "dsa/optimized/hip/gfx942_ops.hpp"
 #include "dsa/optimized/hip/launch.hpp"
+#include "dsa/synthetic.hpp"
 
 namespace dsa {
 namespace {
@@ -196,6 +198,60 @@ TEST(Gfx942Launch, SkipDecodeFillIsTheReferenceRule) {
   EXPECT_FALSE(gfx942::skip_decode_fill(8, 8, true));
   EXPECT_FALSE(gfx942::skip_decode_fill(6, 8, false));
   expect_invalid([] { gfx942::skip_decode_fill(9, 8, false); }, "num_decode_tokens");
+}
+
+DecodeProblem fnuz_step() {
+  SyntheticDecodeConfig c;
+  c.batch = 2;
+  c.next_n = 2;
+  c.heads = 64;
+  c.head_dim = 128;
+  c.element = ElementFormat::e4m3fnuz;
+  c.layout = CacheLayout::preshuffle;
+  c.block_size = 64;
+  c.seq_lens = {100, 3};
+  Rng rng(3);
+  return make_decode_problem(c, rng);
+}
+
+template <typename F>
+std::string unsupported_reason(F f) {
+  try {
+    f();
+  } catch (const Unsupported& e) {
+    return e.what();
+  }
+  return "(no Unsupported)";
+}
+
+// The implementation under test: shapes first (InvalidInput), then what the
+// kernels compute (Unsupported for another profile or a padded step), then the
+// device (Unsupported here: no MI300).
+TEST(Gfx942Ops, ChecksThenRefusesWithoutADevice) {
+  if (gfx942::device_available()) GTEST_SKIP() << "a gfx942 device is present";
+  const auto ops = gfx942::make_gfx942_ops();
+  EXPECT_EQ(ops->name(), "hip_gfx942");
+  const DecodeProblem p = fnuz_step();
+  const Profile& ours = find_profile("dsa_gfx942");
+  Logits out{p.rows(), p.logits_width, std::vector<float>(size_t(p.rows() * p.logits_width))};
+  EXPECT_NE(unsupported_reason([&] { ops->decode_logits(p, ours, out); }).find("no gfx942 device"), std::string::npos);
+  EXPECT_NE(unsupported_reason([&] { ops->decode_logits(p, find_profile("exact"), out); }).find("not exact"),
+            std::string::npos);
+  DecodeProblem padded = p;
+  padded.decode_lens = {2, 1};
+  EXPECT_NE(unsupported_reason([&] { ops->decode_logits(padded, ours, out); }).find("padded"), std::string::npos);
+  Logits narrow{p.rows(), p.logits_width - 1, std::vector<float>(size_t(p.rows() * (p.logits_width - 1)))};
+  expect_invalid([&] { ops->decode_logits(p, ours, narrow); }, "logits");
+  TopkIndices topk{p.rows(), 512, std::vector<int32_t>(size_t(p.rows()) * 512)};
+  const RowBounds bounds = topk_row_bounds(p);
+  EXPECT_NE(unsupported_reason([&] { ops->topk(out, bounds, topk); }).find("no gfx942 device"), std::string::npos);
+  RowBounds prefill = bounds;
+  prefill.start[0] = 1;
+  prefill.end[0] = std::max<int64_t>(prefill.end[0], 1);
+  EXPECT_NE(unsupported_reason([&] { ops->topk(out, prefill, topk); }).find("start 0"), std::string::npos);
+  EXPECT_NE(unsupported_reason([&] { ops->prefill_logits(PrefillProblem{}, ours, out); }).find("not implemented"),
+            std::string::npos);
+  EXPECT_TRUE(ops->skip_decode_fill(false, 4, 4, false));
 }
 
 TEST(Gfx942Launch, CodeObjectsAreBuiltIntoTheLaunchers) {

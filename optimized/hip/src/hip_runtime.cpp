@@ -46,7 +46,9 @@ Probe probe() {
       !bind(lib, "hipGetErrorString", rt.get_error_string) || !bind(lib, "hipModuleLoadData", rt.module_load_data) ||
       !bind(lib, "hipModuleGetFunction", rt.module_get_function) ||
       !bind(lib, "hipModuleLaunchKernel", rt.module_launch_kernel) ||
-      !bind(lib, "hipMemsetAsync", rt.memset_async) || !bind(lib, "hipGetLastError", rt.get_last_error)) {
+      !bind(lib, "hipMemsetAsync", rt.memset_async) || !bind(lib, "hipGetLastError", rt.get_last_error) ||
+      !bind(lib, "hipMalloc", rt.malloc) || !bind(lib, "hipFree", rt.free) || !bind(lib, "hipMemcpy", rt.memcpy) ||
+      !bind(lib, "hipDeviceSynchronize", rt.synchronize)) {
     p.why = "the HIP runtime lacks an entry point the launchers use";
     return p;
   }

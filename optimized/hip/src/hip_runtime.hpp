@@ -20,6 +20,10 @@ struct HipRuntime {
   decltype(&hipModuleLaunchKernel) module_launch_kernel = nullptr;
   decltype(&hipMemsetAsync) memset_async = nullptr;
   decltype(&hipGetLastError) get_last_error = nullptr;
+  hipError_t (*malloc)(void**, size_t) = nullptr;  // hipMalloc (overloaded in C++: the C entry point)
+  decltype(&hipFree) free = nullptr;
+  decltype(&hipMemcpy) memcpy = nullptr;
+  decltype(&hipDeviceSynchronize) synchronize = nullptr;
 };
 
 // The runtime when a gfx942 device is present, else null with the reason.
