@@ -15,6 +15,10 @@
 #if defined(DSA_WITH_VLLM_BASELINE)
 #include "dsa/optimized/cuda/vllm_topk.hpp"
 #endif
+#if defined(DSA_WITH_HIP)
+#include "dsa/optimized/hip/gfx942_ops.hpp"
+#include "dsa/optimized/hip/launch.hpp"
+#endif
 
 namespace dsa::optimized {
 namespace {
@@ -118,6 +122,23 @@ std::vector<Implementation> build_table() {
                           "vLLM's top_k_per_row_decode built from its source (a baseline; GPU bundle only)",
                           Device::cuda, c, [] { return cuda::make_vllm_topk_ops(); }, cuda::sm90_available));
   }
+#endif
+#if defined(DSA_WITH_HIP)
+  // The gfx942 kernels (docs/gfx942.md): built into gfx942 code objects here,
+  // available only where a gfx942 device is (never on this project's machines).
+  Contract gfx942 = ops({Op::decode_logits, Op::candidate_logits_top_k, Op::topk, Op::candidate_select,
+                         Op::candidate_topk, Op::skip_decode_fill});
+  gfx942.profile = "dsa_gfx942";
+  gfx942.cache_layouts = {CacheLayout::preshuffle};
+  gfx942.page_sizes = {16, 32, 64, 128, 256};
+  gfx942.heads = {32, 64};
+  gfx942.head_dims = {128};
+  gfx942.k_values = {512};
+  gfx942.row_starts = false;
+  table.push_back(entry("hip_gfx942",
+                        "gfx942 (MI300) HIP kernels: AITER's Gluon logits (dense, compact + top 512), the decode, "
+                        "candidate and selection top-k",
+                        Device::hip, gfx942, [] { return gfx942::make_gfx942_ops(); }, gfx942::device_available));
 #endif
   std::set<std::string> names;
   for (const Implementation& entry : table)
