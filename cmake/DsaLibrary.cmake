@@ -2,16 +2,28 @@
 # A static library of every .cpp under <folder>/src, public headers in
 # <folder>/include. A folder with no sources yet is an
 # INTERFACE library, so the tree configures while parts are being written.
+#
+# Every library is installed with its headers and exported as
+# dsa_oracle::<NAME without the dsa_ prefix> (dsa_reference -> dsa_oracle::reference),
+# the names a consumer's find_package(dsa_oracle) sees (cmake/dsa_oracleConfig.cmake.in).
+include(GNUInstallDirs)
 function(dsa_add_library)
   cmake_parse_arguments(ARG "" "NAME;DIR" "DEPS" ${ARGN})
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${ARG_DIR}/src/*.cpp)
+  set(include_dirs $<BUILD_INTERFACE:${ARG_DIR}/include> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   if(sources)
     add_library(${ARG_NAME} STATIC ${sources})
-    target_include_directories(${ARG_NAME} PUBLIC ${ARG_DIR}/include)
+    target_include_directories(${ARG_NAME} PUBLIC ${include_dirs})
     target_link_libraries(${ARG_NAME} PUBLIC ${ARG_DEPS})
   else()
     add_library(${ARG_NAME} INTERFACE)
-    target_include_directories(${ARG_NAME} INTERFACE ${ARG_DIR}/include)
+    target_include_directories(${ARG_NAME} INTERFACE ${include_dirs})
     target_link_libraries(${ARG_NAME} INTERFACE ${ARG_DEPS})
+  endif()
+  string(REGEX REPLACE "^dsa_" "" export_name ${ARG_NAME})
+  set_target_properties(${ARG_NAME} PROPERTIES EXPORT_NAME ${export_name})
+  install(TARGETS ${ARG_NAME} EXPORT dsa_oracleTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  if(EXISTS ${ARG_DIR}/include)
+    install(DIRECTORY ${ARG_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   endif()
 endfunction()

@@ -11,7 +11,8 @@ packages=(
   libeigen3-dev libcli11-dev nlohmann-json3-dev libfmt-dev libssl-dev zlib1g-dev
   libomp-dev
   clang-19 lld-19 llvm-19 rocm-device-libs libamdhip64-dev
-  python3 python3-numpy
+  python3 python3-numpy python3-dev pybind11-dev python3-pybind11 python3-pytest
+  python3-torch
 )
 missing=()
 for p in "${packages[@]}"; do

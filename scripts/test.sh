@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs the dependencies, builds what the tests need and runs them with
-# ctest: once in a Release build, once more under AddressSanitizer and
+# Installs the dependencies, builds what the tests need, installs the build
+# (scripts/install.sh's prefix, /usr/local), and runs the tests with
+# ctest (the GoogleTest suite, the pytest suite of python/tests and the
+# install test): once in a Release build, once more under AddressSanitizer and
 # UndefinedBehaviorSanitizer (set DSA_SKIP_SANITIZERS=1 to skip that part).
 # Each phase prints its wall time, so a slow CI says where its time went.
 set -euo pipefail
@@ -19,6 +21,8 @@ phase "Release build"
 # The gfx942 code objects are part of the test: a missing tool fails the configure.
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DDSA_GFX942=ON
 cmake --build build -j"$jobs"
+# The CLI, the libraries and the Python module under /usr/local (where Debian's python3 finds it).
+cmake --install build > build/install.log
 phase "Release tests"
 # Idle OpenMP threads must not spin while ctest runs tests side by side.
 export OMP_WAIT_POLICY=passive
