@@ -20,6 +20,13 @@ function(dsa_add_library)
     target_include_directories(${ARG_NAME} INTERFACE ${include_dirs})
     target_link_libraries(${ARG_NAME} INTERFACE ${ARG_DEPS})
   endif()
+  if(sources)
+    # The Python module, a shared object, links these: position independent code;
+    # -fno-semantic-interposition keeps the inlining of non-PIC code (a library's
+    # own functions are never interposed).
+    set_target_properties(${ARG_NAME} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+    target_compile_options(${ARG_NAME} PRIVATE -fno-semantic-interposition)
+  endif()
   string(REGEX REPLACE "^dsa_" "" export_name ${ARG_NAME})
   set_target_properties(${ARG_NAME} PROPERTIES EXPORT_NAME ${export_name})
   install(TARGETS ${ARG_NAME} EXPORT dsa_oracleTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})

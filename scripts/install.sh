@@ -11,7 +11,9 @@ bash scripts/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)" --target dsa-oracle dsa_oracle_python dsa_reference dsa_oracle dsa_optimized_cpu \
   dsa_dataset dsa_fuzz dsa_oracle_python_sources
-cmake --install build --prefix "$prefix" > build/install.log
+SUDO=""
+if [ "$(id -u)" -ne 0 ] && [ ! -w "$prefix" ]; then SUDO="sudo"; fi
+$SUDO cmake --install build --prefix "$prefix" > build/install.log
 echo "install: $(grep -c Installing build/install.log) files under $prefix (build/install.log)"
 if [ "$prefix" = /usr/local ] || [ "$prefix" = /usr ]; then
   (cd / && /usr/bin/python3 -c "import dsa_oracle; print('install: import dsa_oracle ->', dsa_oracle.__file__)")

@@ -22,7 +22,9 @@ phase "Release build"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DDSA_GFX942=ON
 cmake --build build -j"$jobs"
 # The CLI, the libraries and the Python module under /usr/local (where Debian's python3 finds it).
-cmake --install build > build/install.log
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+$SUDO cmake --install build > build/install.log
 phase "Release tests"
 # Idle OpenMP threads must not spin while ctest runs tests side by side.
 export OMP_WAIT_POLICY=passive

@@ -16,12 +16,12 @@
 namespace dsa::python {
 namespace {
 
-std::vector<oracle::RowWindow> windows_of(const py::handle& begin, const py::handle& end) {
-  const auto b = lengths_from_array("ks", begin), e = lengths_from_array("ke", end);
-  if (b.size() != e.size())
-    throw InvalidInput("ke", "has " + std::to_string(e.size()) + " rows, ks " + std::to_string(b.size()));
-  std::vector<oracle::RowWindow> w(b.size());
-  for (size_t r = 0; r < w.size(); ++r) w[r] = {b[r], e[r]};
+RowBounds windows_of(const py::handle& begin, const py::handle& end) {
+  RowBounds w;
+  w.start = lengths_from_array("ks", begin);
+  w.end = lengths_from_array("ke", end);
+  if (w.start.size() != w.end.size())
+    throw InvalidInput("ke", "has " + std::to_string(w.end.size()) + " rows, ks " + std::to_string(w.start.size()));
   return w;
 }
 
