@@ -11,6 +11,8 @@
 #include "dsa/dataset/check.hpp"
 #include "dsa/dataset/golden_case.hpp"
 #include "dsa/dataset/safetensors.hpp"
+#include "dsa/fuzz/implementations.hpp"
+#include "dsa/optimized/implementations.hpp"
 
 namespace dsa::python {
 namespace {
@@ -69,9 +71,38 @@ py::tuple check_set(const std::string& golden_dir, const std::string& outputs_di
     py::gil_scoped_release release;
     result = dataset::check_golden_set(golden_dir, outputs_dir, check_options(tolerance, max_listed));
   }
-  nlohmann::json j = result.to_json();
-  j["exit_code"] = result.exit_code();
-  return py::make_tuple(j.dump(), result.report().to_text());
+  return py::make_tuple(result.to_json().dump(), result.report().to_text());
+}
+
+// `dsa-oracle check --impl NAME`: an implementation of the table run in process on every case.
+py::tuple check_set_impl(const std::string& golden_dir, const std::string& impl_name, std::optional<double> tolerance,
+                         int max_listed) {
+  dataset::SetCheck result;
+  {
+    py::gil_scoped_release release;
+    const optimized::Implementation& entry = optimized::find_implementation(impl_name);
+    const std::unique_ptr<IndexerOps> impl = fuzz::make_implementation(impl_name);  // refuses one that cannot run here
+    result = dataset::check_implementation(golden_dir, *impl, entry.contract, check_options(tolerance, max_listed));
+  }
+  return py::make_tuple(result.to_json().dump(), result.report().to_text());
+}
+
+py::list implementations() {
+  py::list list;
+  for (const auto& e : optimized::implementations()) {
+    py::dict d;
+    d["name"] = e.name;
+    d["description"] = e.description;
+    d["device"] = std::string(optimized::to_string(e.device));
+    d["available"] = e.available();
+    py::list ops;
+    for (Op op : e.contract.ops) ops.append(std::string(to_string(op)));
+    d["ops"] = ops;
+    d["profile"] = e.contract.profile;
+    d["contract"] = describe(e.contract);
+    list.append(d);
+  }
+  return list;
 }
 
 void write_outputs(const std::string& path, const py::dict& outputs, const py::dict& metadata) {
@@ -88,6 +119,9 @@ void bind_golden(py::module_& m) {
         py::arg("max_listed"));
   m.def("check_set", &check_set, py::arg("golden_dir"), py::arg("outputs_dir"), py::arg("tolerance"),
         py::arg("max_listed"));
+  m.def("check_set_impl", &check_set_impl, py::arg("golden_dir"), py::arg("impl"), py::arg("tolerance"),
+        py::arg("max_listed"));
+  m.def("implementations", &implementations);
   m.def("write_safetensors", &write_outputs, py::arg("path"), py::arg("tensors"), py::arg("metadata"));
 }
 

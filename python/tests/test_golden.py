@@ -96,3 +96,26 @@ def test_torch_case_round_trip(tmp_path):
     written = dsa_oracle.golden.check(os.path.dirname(path), tmp_path)  # the other cases of the set are missing
     assert written.exit_code == 2
     assert [c["status"] for c in written.cases if c["file"] == case.file] == ["pass"]
+
+
+def test_implementations_table():
+    table = {e["name"]: e for e in dsa_oracle.implementations()}
+    assert "reference" in table and table["reference"]["available"]
+    assert "decode_logits" in table["reference"]["ops"]
+    assert any("topk" in e["ops"] for n, e in table.items() if n != "reference")
+
+
+@pytest.mark.parametrize("impl", ["reference", "cpu_radix_topk"])
+def test_check_an_implementation_in_process_like_the_cli(impl, tmp_path):
+    golden_dir = os.path.join(GOLDEN, "exact/v32_decode")
+    report = dsa_oracle.golden.check(golden_dir, impl=impl)
+    cli_json = tmp_path / "cli.json"
+    result = run_cli("check", "--golden", golden_dir, "--impl", impl, "--json", str(cli_json), check=False)
+    from_cli = json.loads(cli_json.read_text())
+    assert report.exit_code == result.returncode == 0 and report.ok, str(report)
+    assert [c["status"] for c in report.cases] == [c["status"] for c in from_cli["cases"]]
+    assert report.checks_total == from_cli["checks_total"] > 0
+    with pytest.raises(ValueError, match="outputs_dir or impl"):
+        dsa_oracle.golden.check(golden_dir)
+    with pytest.raises(ValueError, match="impl"):
+        dsa_oracle.golden.check(golden_dir, impl="no_such_kernel")

@@ -23,12 +23,18 @@ from .oracle import Report
 from .testing import OracleAssertionError
 
 __all__ = ["reference", "oracle", "testing", "golden", "fuzz", "replay", "properties", "Report", "FuzzFailure",
-           "FuzzResult", "OracleAssertionError", "InvalidInput", "Unsupported", "poisoned", "profiles",
+           "FuzzResult", "OracleAssertionError", "InvalidInput", "Unsupported", "poisoned", "profiles", "implementations",
            "POISON_F32_BITS", "POISON_BF16_BITS", "POISON_I32", "bf16_to_float32"]
 
 POISON_F32_BITS = _core.POISON_F32_BITS  # 0x7FA5A5A5, a signalling NaN (docs/oracle.md 5)
 POISON_BF16_BITS = _core.POISON_BF16_BITS  # 0x7FA5
 POISON_I32 = _core.POISON_I32  # 0x80005A5A
+
+
+def implementations():
+    """The table of implementations under test (optimized/implementations.hpp): name, description, device,
+    available, ops, profile, contract. `golden.check(dir, impl=NAME)` runs one on a golden set."""
+    return list(_core.implementations())
 
 
 def profiles():

@@ -109,12 +109,14 @@ def check_case(path, outputs, tolerance=None, max_listed=10):
 
 
 class SetReport(Report):
-    """`dsa-oracle check` on a set: `ok`, `exit_code` (0 passed, 1 a check failed, 2 bad input), `cases` (file, op, status, error, checked)."""
+    """`dsa-oracle check` on a set: `ok`, `exit_code` (0 passed, 1 a check failed or nothing was checked, 2 bad input),
+    `cases` (file, op, status, error, checked), `not_run`."""
 
     def __init__(self, json_text, text):
         super().__init__(json_text, text)
         self.cases = self._data.get("cases", [])
         self.exit_code = int(self._data.get("exit_code", 2))
+        self.not_run = self._data.get("not_run", 0)
 
     @property
     def ok(self):
@@ -123,6 +125,11 @@ class SetReport(Report):
     passed = ok
 
 
-def check(golden_dir, outputs_dir, tolerance=None, max_listed=10):
-    """Judge a kernel's outputs folder against a golden set (hashes verified against the manifest)."""
+def check(golden_dir, outputs_dir=None, *, impl=None, tolerance=None, max_listed=10):
+    """`dsa-oracle check` on a set: a kernel's outputs folder, or (impl=NAME, dsa_oracle.implementations())
+    an implementation run in process on every case. Golden files are hash-checked against the manifest."""
+    if (outputs_dir is None) == (impl is None):
+        raise ValueError("check: give outputs_dir or impl, not both and not neither")
+    if impl is not None:
+        return SetReport(*_core.check_set_impl(os.fspath(golden_dir), impl, tolerance, max_listed))
     return SetReport(*_core.check_set(os.fspath(golden_dir), os.fspath(outputs_dir), tolerance, max_listed))
