@@ -18,11 +18,11 @@ from . import _core
 from ._core import InvalidInput, Unsupported
 from . import golden, oracle, reference, testing
 from ._arrays import require_torch as _require_torch
-from ._fuzz import FuzzFailure, FuzzResult, fuzz, properties, replay
+from ._fuzz import FuzzFailure, FuzzResult, fuzz, ops, properties, replay
 from .oracle import Report
 from .testing import OracleAssertionError
 
-__all__ = ["reference", "oracle", "testing", "golden", "fuzz", "replay", "properties", "Report", "FuzzFailure",
+__all__ = ["reference", "oracle", "testing", "golden", "fuzz", "replay", "ops", "properties", "Report", "FuzzFailure",
            "FuzzResult", "OracleAssertionError", "InvalidInput", "Unsupported", "poisoned", "profiles", "implementations",
            "POISON_F32_BITS", "POISON_BF16_BITS", "POISON_I32", "bf16_to_float32"]
 

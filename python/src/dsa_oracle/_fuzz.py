@@ -1,13 +1,14 @@
 """Fuzzing a Python kernel in-process (docs/python.md, docs/fuzzing.md).
 
 dsa_oracle.fuzz(kernel, op="topk", seconds=60) draws cases with the C++
-generators, calls `kernel` in this process for each one, judges it with the
-oracle and, on a failure, shrinks it with RapidCheck and raises FuzzFailure
-(an AssertionError) holding the shrunk case, the oracle's report and the
-one-line replay. The kernel is called with keywords: the tensors and
-parameters of its op (below) that its signature names (all of them if it
-takes **kwargs), and `out`, the output buffer filled with the oracle's poison.
-It returns its output, or None after writing into `out`.
+generators, calls `kernel` (or, given {op: kernel}, the kernel of each op) in
+this process for each one, judges it with the oracle and, on a failure,
+shrinks it with RapidCheck and raises FuzzFailure (an AssertionError) holding
+the shrunk case, the oracle's report and the one-line replay. Every op of
+IndexerOps takes a kernel (OPS below). A kernel is called with keywords: the
+tensors and parameters of its op that its signature names (all of them if it
+takes **kwargs), and `out`, the output buffer(s) filled with the oracle's
+poison. It returns its output(s), or None after writing into `out`.
 """
 
 import inspect
@@ -21,15 +22,31 @@ _SELECTION = ("logits", "ks", "ke")
 _DECODE = ("q", "q_scales", "kv_cache", "weights", "seq_lens", "block_table", "decode_lens", "fp8", "layout",
            "page_size", "next_n", "heads", "head_dim", "compress_ratio", "logits_width", "max_model_len",
            "padded_lengths", "profile")
+_PREFILL = ("q", "k", "k_scales", "weights", "ks", "ke", "fp8", "heads", "head_dim", "profile")
+_CANDIDATES = ("candidate_blocks", "candidate_block_size")
+_SPARSE = ("sparse_block_ids", "sparse_end", "sparse_block_kv")
 
-# op -> (the names a kernel may take, its output)
+# Every op of IndexerOps (reference/include/dsa/indexer_ops.hpp): op -> (the
+# names a kernel may take, its outputs). One output arrives as `out`, several
+# as `out` = {name: buffer}; skip_decode_fill has none and answers a bool.
 OPS = {
-    "topk": (_SELECTION + ("k",), "topk_indices"),
-    "candidate_select": (_SELECTION + ("candidate_block_size", "candidate_topk_blocks"), "candidate_blocks"),
-    "candidate_topk": (_SELECTION + ("candidate_blocks", "k", "candidate_block_size"), "topk_indices"),
-    "decode_logits": (_DECODE, "logits"),
-    "prefill_logits": (("q", "k", "k_scales", "weights", "ks", "ke", "fp8", "heads", "head_dim", "profile"), "logits"),
-    "compact_candidate_logits": (_DECODE + ("candidate_blocks", "candidate_block_size"), "compact_logits"),
+    "decode_logits": (_DECODE, ("logits",)),
+    "prefill_logits": (_PREFILL, ("logits",)),
+    "topk": (_SELECTION + ("k",), ("topk_indices",)),
+    "candidate_select": (_SELECTION + ("candidate_block_size", "candidate_topk_blocks"), ("candidate_blocks",)),
+    # In place, as vLLM's apply_candidate_mask: `out` is the `logits` tensor itself.
+    "candidate_mask": (_SELECTION + _CANDIDATES + ("variant",), ("masked_logits",)),
+    "candidate_topk": (_SELECTION + _CANDIDATES + ("k",), ("topk_indices",)),
+    "compact_candidate_logits": (_DECODE + _CANDIDATES, ("compact_logits",)),
+    "prefill_compact_candidate_logits": (_PREFILL + _CANDIDATES, ("compact_logits",)),
+    "candidate_logits_top_k": (_DECODE + _CANDIDATES + ("k",), ("compact_logits", "topk_indices")),
+    "pack_rows": (("rows", "decode_lens", "next_n", "pad"), ("packed",)),
+    "unpack_topk": (("topk_indices", "decode_lens", "next_n", "k"), ("topk_indices",)),
+    "skip_decode_fill": (("has_prefill_rows", "num_decode_tokens", "num_tokens", "requires_padding"), ()),
+    "expand_candidate_blocks": (("candidate_blocks", "ks", "ke", "candidate_block_size", "num_sparse",
+                                 "sparse_block_kv"), ("sparse_block_ids", "sparse_end")),
+    "sparse_logits": (_DECODE + _SPARSE, ("sparse_logits",)),
+    "sparse_topk": (("sparse_logits", "ks", "k") + _SPARSE, ("topk_indices",)),
 }
 
 
@@ -70,8 +87,8 @@ class FuzzResult:
 
 def _accepted(name, fn, op):
     """The keywords `fn` takes for `op` (all it may take when it has **kwargs); a required one it cannot get is an error."""
-    names, _ = OPS[op]
-    available = set(names) | {"out"}
+    names, outputs = OPS[op]
+    available = set(names) | ({"out"} if outputs else set())
     sig = inspect.signature(fn)
     if any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values()):
         return available
@@ -83,12 +100,12 @@ def _accepted(name, fn, op):
             taken.add(p.name)
         elif p.default is p.empty:
             raise TypeError(f"{name}: parameter '{p.name}' is not an input of op {op} "
-                            f"(its inputs: {', '.join(names)}, and out)")
+                            f"(its inputs: {', '.join(sorted(available))})")
     return taken
 
 
 class _Dispatcher:
-    """What the C++ PythonOps calls for each op: converts, calls the kernel, normalises its output."""
+    """What the C++ PythonOps calls for each op: converts, calls the kernel, normalises its outputs."""
 
     def __init__(self, kernels, framework, device):
         self.kernels = kernels
@@ -101,18 +118,60 @@ class _Dispatcher:
             return array
         if name in ("q", "k") and params.get("fp8"):
             return torch_fp8(array, params["fp8"]).to(self.device)
-        return require_torch().from_numpy(array).to(self.device)
+        torch = require_torch()
+        if array.dtype == np.uint16:  # bf16 bits: the sparse logits
+            return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16).to(self.device)
+        return torch.from_numpy(array).to(self.device)
 
-    def __call__(self, op, tensors, params, output, out):
+    def __call__(self, op, tensors, params, outputs):
         fn = self.kernels.get(op)
         if fn is None:
             raise _core.Unsupported(f"no kernel for op {op}")
-        args = {name: self._tensor(name, array, params) for name, array in tensors.items()}
+        converted = {}  # by the array's id: a buffer that is also an input stays one tensor (candidate_mask)
+
+        def convert(name, array):
+            if id(array) not in converted:
+                converted[id(array)] = self._tensor(name, array, params)
+            return converted[id(array)]
+
+        args = {name: convert(name, array) for name, array in tensors.items()}
         args.update(params)
-        args["out"] = self._tensor(output, out, {})
+        names = OPS[op][1]
+        buffers = {name: convert(name, outputs[name]) for name in names}
+        if len(names) == 1:
+            args["out"] = buffers[names[0]]
+        elif names:
+            args["out"] = buffers
         accepted = self.accepted[op]
         result = fn(**{name: value for name, value in args.items() if name in accepted})
-        return _normalise(output, args["out"] if result is None else result)
+        if not names:
+            return _answer(op, result)
+        return {name: _normalise(name, value) for name, value in _outputs(op, names, buffers, result).items()}
+
+
+def _outputs(op, names, buffers, result):
+    """{name: value} from what the kernel returned: its output, a tuple or dict of them, or None (`out` written)."""
+    if result is None:
+        return buffers
+    if isinstance(result, dict):
+        missing = [n for n in names if n not in result]
+        if missing:
+            raise TypeError(f"{op}: the kernel's outputs lack {', '.join(missing)} (it returned {', '.join(result)})")
+        return {n: result[n] for n in names}
+    if len(names) == 1:
+        return {names[0]: result}
+    if isinstance(result, (tuple, list)) and len(result) == len(names):
+        return dict(zip(names, result))
+    raise TypeError(f"{op}: the kernel returned {type(result).__name__}, expected ({', '.join(names)}), "
+                    f"a dict of them, or None after writing into out")
+
+
+def _answer(op, result):
+    if isinstance(result, (bool, np.bool_)):
+        return bool(result)
+    if is_torch(result) and result.dtype == loaded_torch().bool and result.numel() == 1:
+        return bool(result.item())
+    raise TypeError(f"{op}: the kernel answered {result!r}, expected a bool")
 
 
 def _normalise(output, value):
@@ -125,12 +184,15 @@ def _normalise(output, value):
         else:
             value = value.numpy()
     value = np.ascontiguousarray(value)
-    if output in ("topk_indices", "candidate_blocks") and value.dtype.kind in "iu" and value.dtype != np.int32:
+    if output in _INDEX_OUTPUTS and value.dtype.kind in "iu" and value.dtype != np.int32:
         lo, hi = np.iinfo(np.int32).min, np.iinfo(np.int32).max
         if value.size and (value.min() < lo or value.max() > hi):
-            raise ValueError(f"{output}: values outside int32 ({value.min()} .. {value.max()})")
+            raise TypeError(f"{output}: values outside int32 ({value.min()} .. {value.max()})")
         value = value.astype(np.int32)
     return value
+
+
+_INDEX_OUTPUTS = ("topk_indices", "candidate_blocks", "sparse_block_ids", "sparse_end")
 
 
 def _kernels(kernel, op):
@@ -204,6 +266,11 @@ def replay(kernel, op="topk", *, property, case, framework=None, device=None):
     if verdict == "unsupported":
         raise FuzzFailure(f"{property}: the kernel answered Unsupported on the replayed case (nothing checked)")
     return verdict
+
+
+def ops():
+    """The ops a Python kernel can take (every op of IndexerOps): {op: (its inputs and parameters, its outputs)}."""
+    return dict(OPS)
 
 
 def properties():
