@@ -1,11 +1,18 @@
-"""Fixtures of the pytest suite (run through ctest: python/CMakeLists.txt sets
-PYTHONPATH to the build tree's package, DSA_CLI and DSA_SOURCE_DIR)."""
+"""Fixtures of the pytest suite (run through ctest, one pytest process for the
+whole suite: python/CMakeLists.txt sets PYTHONPATH to the build tree's
+package, DSA_CLI and DSA_SOURCE_DIR). The torch tests skip where torch is not
+installed (CI does not install it: docs/python.md, "Tests")."""
 
 import glob
 import os
 import subprocess
 
 import pytest
+
+pytest_plugins = ["pytester"]  # a user's pytest run inside this one (test_user_pytest.py)
+
+TORCH_MISSING = ("torch is not installed: Debian's python3-torch (DSA_WITH_TORCH=1 scripts/install-deps.sh) "
+                 "runs the torch tests")
 
 SOURCE_DIR = os.environ.get("DSA_SOURCE_DIR") or os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLI = os.environ.get("DSA_CLI") or os.path.join(SOURCE_DIR, "build", "dsa-oracle")
@@ -38,3 +45,8 @@ def cli():
     if not os.access(CLI, os.X_OK):
         pytest.fail(f"no dsa-oracle program at {CLI} (set DSA_CLI)")
     return CLI
+
+
+@pytest.fixture(scope="session")
+def torch():
+    return pytest.importorskip("torch", reason=TORCH_MISSING)

@@ -14,8 +14,7 @@ def example(path, heading):
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 
-def test_the_readme_example_is_the_docs_example_and_runs(monkeypatch):
-    pytest.importorskip("torch")
+def test_the_readme_example_is_the_docs_example_and_runs(monkeypatch, torch):
     code = example("README.md", "## In your own pytest")
     assert code == example("docs/python.md", "## Example")
     assert "seconds=10" in code

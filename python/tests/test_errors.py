@@ -173,8 +173,7 @@ def test_corrupt_golden_file(tmp_path):
         dsa_oracle.golden.read_case(path)
 
 
-def test_torch_wrong_dtype():
-    torch = pytest.importorskip("torch")
+def test_torch_wrong_dtype(torch):
     with raises("logits", "float64"):
         reference.topk(torch.zeros(2, 8, dtype=torch.float64), 2)
     with raises("seq_lens", "int64"):

@@ -58,21 +58,33 @@ def torch_topk_off_by_one(logits, ks, ke, k):
     return out
 
 
-def test_a_wrong_torch_topk_is_caught_and_shrunk():
-    torch = pytest.importorskip("torch")
+def numpy_topk_off_by_one(logits, ks, ke, k):
+    """The same bug in numpy: the column past the row can be chosen."""
+    return numpy_topk(logits, ks, ke + (ke < logits.shape[1]), k)
+
+
+def caught_and_shrunk(kernel, framework):
     with pytest.raises(dsa_oracle.FuzzFailure) as info:
-        dsa_oracle.fuzz(torch_topk_off_by_one, op="topk", seconds=60, seed=1, properties=["topk_agrees"],
-                        framework="torch", shrink_seconds=20)
+        dsa_oracle.fuzz(kernel, op="topk", seconds=30, seed=1, properties=["topk_agrees"], framework=framework,
+                        shrink_seconds=5)
     f = info.value.failure
     text = str(info.value)
     assert f["property"] == "topk_agrees" and f["reproduced"]
-    assert "topk: FAIL" in text and "replay: dsa_oracle.replay(torch_topk_off_by_one" in text
+    assert "topk: FAIL" in text and f"replay: dsa_oracle.replay({kernel.__name__}" in text
     assert f["summary"].count("[") <= 3, f["summary"]  # one or two rows left
     # The replay line runs the same case again and fails again.
     with pytest.raises(dsa_oracle.FuzzFailure, match="topk: FAIL"):
-        dsa_oracle.replay(torch_topk_off_by_one, op="topk", property=f["property"], case=f["case"], framework="torch")
+        dsa_oracle.replay(kernel, op="topk", property=f["property"], case=f["case"], framework=framework)
     # The right kernel passes on that case.
     assert dsa_oracle.replay(numpy_topk, op="topk", property=f["property"], case=f["case"]) == "pass"
+
+
+def test_a_wrong_numpy_topk_is_caught_and_shrunk():
+    caught_and_shrunk(numpy_topk_off_by_one, "numpy")
+
+
+def test_a_wrong_torch_topk_is_caught_and_shrunk(torch):
+    caught_and_shrunk(torch_topk_off_by_one, "torch")
 
 
 def test_a_kernel_that_raises_is_a_failure():

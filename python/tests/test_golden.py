@@ -82,8 +82,7 @@ def test_poisoned_buffers_and_bf16_outputs(tmp_path):
     assert case.check(case.expected).ok
 
 
-def test_torch_case_round_trip(tmp_path):
-    torch = pytest.importorskip("torch")
+def test_torch_case_round_trip(tmp_path, torch):
     path = os.path.join(GOLDEN, "exact/v32_decode/v32_decode_01_nn2.safetensors")
     case = dsa_oracle.golden.read_case(path, framework="torch")
     assert case.expected["logits"].dtype == torch.float32

@@ -135,8 +135,7 @@ def test_determinism():
         testing.assert_deterministic(a, b)
 
 
-def test_torch_values_and_bf16():
-    torch = pytest.importorskip("torch")
+def test_torch_values_and_bf16(torch):
     logits, lens = logits_rows()
     t = torch.from_numpy(logits).to(torch.bfloat16)
     idx = torch.topk(t[3, :5].float(), 5).indices.to(torch.int32)

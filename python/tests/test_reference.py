@@ -149,8 +149,7 @@ def test_padding_helpers():
     assert reference.skip_decode_fill(False, 6, 6, False)
 
 
-def test_torch_in_torch_out():
-    torch = pytest.importorskip("torch")
+def test_torch_in_torch_out(torch):
     path = os.path.join(GOLDEN, "deepgemm_sm90/v32_decode/v32_decode_02_nn2_2d.safetensors")
     case_np = dsa_oracle.golden.read_case(path)
     case = dsa_oracle.golden.read_case(path, framework="torch")
@@ -168,8 +167,7 @@ def test_torch_in_torch_out():
     assert same_bytes(logits.numpy(), case_np.expected["logits"])
 
 
-def test_torch_bf16_logits_out():
-    torch = pytest.importorskip("torch")
+def test_torch_bf16_logits_out(torch):
     path = dsa_oracle.golden.cases(os.path.join(GOLDEN, "deepgemm_sm100_bf16/edge"))[0]
     case_np = dsa_oracle.golden.read_case(path)
     case = dsa_oracle.golden.read_case(path, framework="torch")

@@ -1,15 +1,30 @@
-"""A user's own pytest with a wrong torch kernel fails with the oracle's report;
-the vLLM-style example file (python/examples/test_torch_indexer.py) passes."""
+"""A user's own pytest with a wrong kernel fails with the oracle's report; the
+vLLM-style example file (python/examples/test_torch_indexer.py) passes. Both
+run in this process (pytest's pytester): no interpreter or torch start-up."""
 
 import os
-import subprocess
-import sys
 
 import pytest
 
 from conftest import SOURCE_DIR
 
-WRONG_KERNEL_TEST = '''
+WRONG_NUMPY_KERNEL_TEST = '''
+import numpy as np
+from dsa_oracle.testing import assert_topk_valid
+
+
+def my_topk(logits, k):
+    return np.argsort(-logits[:, :-1], axis=1)[:, :k].astype(np.int32)  # the bug: the last column is never read
+
+
+def test_my_topk():
+    logits = np.random.default_rng(0).standard_normal((4, 64)).astype(np.float32)
+    logits[:, -1] = -100.0
+    logits[2, -1] = 100.0  # only row 2's answer needs the last column
+    assert_topk_valid(my_topk(logits, 8), logits)
+'''
+
+WRONG_TORCH_KERNEL_TEST = '''
 import torch
 from dsa_oracle.testing import assert_topk_valid
 
@@ -26,26 +41,29 @@ def test_my_topk():
 '''
 
 
-def run_pytest(path, cwd):
-    env = dict(os.environ)
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)], cwd=cwd,
-                          env=env, capture_output=True, text=True, timeout=300)
-
-
-def test_a_wrong_torch_kernel_fails_with_the_report(tmp_path):
-    pytest.importorskip("torch")
-    test_file = tmp_path / "test_my_kernel.py"
-    test_file.write_text(WRONG_KERNEL_TEST)
-    result = run_pytest(test_file, tmp_path)
-    out = result.stdout + result.stderr
-    assert result.returncode == 1, out
+def fails_with_the_report(pytester, source):
+    pytester.makepyfile(test_my_kernel=source)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
     assert "OracleAssertionError" in out and "topk: FAIL  1 of 4 rows" in out, out
     assert "missing 1" in out and "extra 1" in out, out
 
 
-def test_the_vllm_style_example_passes(tmp_path):
-    pytest.importorskip("torch")
+def test_a_wrong_numpy_kernel_fails_with_the_report(pytester):
+    fails_with_the_report(pytester, WRONG_NUMPY_KERNEL_TEST)
+
+
+def test_a_wrong_torch_kernel_fails_with_the_report(pytester, torch):
+    fails_with_the_report(pytester, WRONG_TORCH_KERNEL_TEST)
+
+
+def test_the_vllm_style_example_passes(pytester, torch):
     example = os.path.join(SOURCE_DIR, "python", "examples", "test_torch_indexer.py")
-    result = run_pytest(example, tmp_path)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert " passed" in result.stdout
+    text = open(example, encoding="utf-8").read()
+    golden = 'GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data", "golden")'
+    assert golden in text  # the copy below reads the golden cases from the checkout
+    pytester.makepyfile(test_torch_indexer=text.replace(golden, f'GOLDEN = {os.path.join(SOURCE_DIR, "data", "golden")!r}'))
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) >= 10 and set(outcomes) == {"passed"}, result.stdout.str()
