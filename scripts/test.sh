@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Installs the dependencies, builds what the tests need, installs the build
-# (scripts/install.sh's prefix, /usr/local), and runs the tests with
+# The README's set-up command first (scripts/install.sh: the packages, a
+# Release build, `cmake --install` under /usr/local and Debian's python3
+# importing the module from /), then the rest of the build and the tests with
 # ctest (the GoogleTest suite, the pytest suite of python/tests and the
-# install test): once in a Release build, once more under AddressSanitizer and
-# UndefinedBehaviorSanitizer (set DSA_SKIP_SANITIZERS=1 to skip that part).
+# install test): once in that Release build, once more under AddressSanitizer
+# and UndefinedBehaviorSanitizer (set DSA_SKIP_SANITIZERS=1 to skip that part).
 # Each phase prints its wall time, so a slow CI says where its time went.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,17 +15,13 @@ phase() {  # phase NAME: closes the previous phase's clock, opens NAME's
   phase_start=$SECONDS
 }
 
-phase "dependencies"
-bash scripts/install-deps.sh
+phase "set-up (scripts/install.sh: packages, Release build of the installed parts, install, import check)"
+bash scripts/install.sh
 
 phase "Release build"
 # The gfx942 code objects are part of the test: a missing tool fails the configure.
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DDSA_GFX942=ON
 cmake --build build -j"$jobs"
-# The CLI, the libraries and the Python module under /usr/local (where Debian's python3 finds it).
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-$SUDO cmake --install build > build/install.log
 phase "Release tests"
 # Idle OpenMP threads must not spin while ctest runs tests side by side.
 export OMP_WAIT_POLICY=passive
