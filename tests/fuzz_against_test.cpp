@@ -3,10 +3,16 @@
 // ulp off, a tie-break change and a wrong choice are caught, shrunk, replayed;
 // an external command is held to an in-process one.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "dsa/error.hpp"
 #include "dsa/fuzz/campaign.hpp"
@@ -173,6 +179,30 @@ TEST(FuzzAgainst, AnExternalCommandIsHeldToAnInProcessImplementation) {
       EXPECT_GT(r.properties[0].passed, 0);
     }
   if (!numpy) GTEST_SKIP() << "no python3 with numpy";
+}
+
+// The command line: a mutant held to the reference fails, and the replay line it prints carries --against.
+TEST(FuzzAgainst, TheCommandLinePrintsAReplayLineThatHoldsToTheSameImplementation) {
+  const std::string log =
+      (std::filesystem::temp_directory_path() / ("dsa_against_" + std::to_string(::getpid()))).string();
+  auto run = [&](const std::string& command) {
+    const int status = std::system((command + " > '" + log + "' 2>&1").c_str());
+    std::ifstream in(log);
+    return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                          std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
+  };
+  const auto [code, out] = run("'" + std::string(DSA_CLI_PATH) +
+                               "' fuzz --mutant visible_len_off_by_one --against reference --property against_logits "
+                               "--cases 30 --quiet");
+  EXPECT_EQ(code, 1) << out;
+  const size_t at = out.find("replay: ");
+  ASSERT_NE(at, std::string::npos) << out;
+  const std::string replay = out.substr(at + 8, out.find('\n', at) - at - 8);
+  EXPECT_NE(replay.find("--against 'reference'"), std::string::npos) << replay;
+  const auto [replay_code, replay_out] = run(replay);
+  EXPECT_EQ(replay_code, 1) << replay_out;
+  EXPECT_NE(replay_out.find("FAIL"), std::string::npos) << replay_out;
+  std::remove(log.c_str());
 }
 
 }  // namespace
