@@ -13,12 +13,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string joined(const std::vector<std::string>& parts) {
-  std::string s;
-  for (const auto& p : parts) s += (s.empty() ? "" : "; ") + p;
-  return s;
-}
-
 // The baseline's own outputs (those it did not read from its source).
 GoldenOutputs own_outputs(const GoldenCase& g) {
   GoldenOutputs o = g.expected;
@@ -104,20 +98,14 @@ BaselineCheck check_baseline(const std::string& baseline_dir, IndexerOps& impl, 
     cc.ops_run = run.ops_run;
     cc.from_golden = run.from_golden;
     if (!run.failure.empty()) {
-      oracle::Report::Entry e;
-      e.label = cc.file + "/run";
-      e.check = "run";
-      e.passed = false;
-      e.summary = "run: FAIL  " + run.failure;
-      e.details = {{"error", run.failure}, {"ops_run", run.ops_run}};
-      cc.report.add(std::move(e));
+      cc.report.add(run_failure_entry(cc.file, run));
       cc.error = run.failure;
       cc.status = CaseStatus::failed;
     }
     if (!run.ran()) {
       if (run.failure.empty()) {
         cc.status = CaseStatus::not_run;
-        cc.error = joined(run.skipped);
+        cc.error = skipped_reasons(run);
       }
       return std::nullopt;
     }

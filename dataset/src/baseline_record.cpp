@@ -10,6 +10,9 @@
 #include <fstream>
 #include <iterator>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "baseline_source.hpp"
 #include "dsa/dataset/baseline.hpp"
 #include "dsa/dataset/run_case.hpp"
@@ -19,12 +22,6 @@ namespace dsa::dataset {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string s;
-  for (const auto& n : names) s += (s.empty() ? "" : ",") + n;
-  return s;
-}
 
 // The source's expected outputs that `outputs` lacks, added to it; their names.
 std::vector<std::string> add_source_outputs(const GoldenOutputs& source, GoldenOutputs& outputs) {
@@ -101,7 +98,7 @@ Recording record(const std::string& inputs_dir, const std::string& out_dir, cons
     base.settings.info[baseline_key::machine] = info.machine;
     base.settings.info[baseline_key::date] = info.date;
     if (rc.from_golden.empty()) base.settings.info.erase(baseline_key::from_golden);
-    else base.settings.info[baseline_key::from_golden] = joined(rc.from_golden);
+    else base.settings.info[baseline_key::from_golden] = fmt::to_string(fmt::join(rc.from_golden, ","));
     try {
       const Safetensors content = to_safetensors(base);
       const std::vector<uint8_t> bytes = serialize_safetensors(content);

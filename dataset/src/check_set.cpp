@@ -56,12 +56,6 @@ CaseCheck check_one(const ManifestCase& entry, const fs::path& golden_dir, const
   return cc;
 }
 
-std::string joined(const std::vector<std::string>& parts) {
-  std::string s;
-  for (const auto& p : parts) s += (s.empty() ? "" : "; ") + p;
-  return s;
-}
-
 CaseCheck run_one(const ManifestCase& entry, const fs::path& golden_dir, IndexerOps& impl, const Contract& contract,
                   const CheckOptions& options) {
   CaseCheck cc;
@@ -73,18 +67,12 @@ CaseCheck run_one(const ManifestCase& entry, const fs::path& golden_dir, Indexer
   cc.checked = run.outputs.names();
   if (!run.ran() && run.failure.empty()) {
     cc.status = CaseStatus::not_run;
-    cc.error = joined(run.skipped);
+    cc.error = skipped_reasons(run);
     return cc;
   }
   if (run.ran()) cc.report = check_case(*golden, run.outputs, entry.file, options);
   if (!run.failure.empty()) {
-    oracle::Report::Entry e;
-    e.label = entry.file + "/run";
-    e.check = "run";
-    e.passed = false;
-    e.summary = "run: FAIL  " + run.failure;
-    e.details = {{"error", run.failure}, {"ops_run", run.ops_run}};
-    cc.report.add(std::move(e));
+    cc.report.add(run_failure_entry(entry.file, run));
     cc.error = run.failure;
   }
   cc.status = cc.report.passed() ? CaseStatus::passed : CaseStatus::failed;

@@ -4,6 +4,9 @@
 #include <limits>
 #include <set>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "dsa/dataset/golden_case.hpp"
 #include "dsa/error.hpp"
 #include "golden_case_metadata.hpp"
@@ -31,12 +34,6 @@ std::vector<std::string> split_list(const std::string& text) {
     begin = comma + 1;
   }
   return items;
-}
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string s;
-  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
-  return s;
 }
 
 // The inputs an op reads in the form the file uses.
@@ -71,7 +68,8 @@ void check_tensor_names(const Safetensors& file, GoldenOp op, const InputNames& 
     if (std::count(listed_outputs.begin(), listed_outputs.end(), name)) continue;
     if (!names.allows(name))
       throw InvalidInput(name, "is not an input of op " + std::string(to_string(op)) + " in this form (its inputs: " +
-                                   joined(names.required) + (names.optional.empty() ? "" : ", optional " + joined(names.optional)) +
+                                   fmt::to_string(fmt::join(names.required, ", ")) +
+                                   (names.optional.empty() ? "" : ", optional " + fmt::to_string(fmt::join(names.optional, ", "))) +
                                    "; expected outputs are listed in the `outputs` metadata key)");
   }
   for (const auto& name : names.required)
@@ -367,7 +365,7 @@ GoldenCase read_golden_case(const Safetensors& file) {
                                           out::sparse_block_ids, out::sparse_end};
   for (const auto& name : listed) {
     if (!std::count(known.begin(), known.end(), name))
-      throw InvalidInput("outputs", "lists '" + name + "', not an output name (" + joined(known) + ")");
+      throw InvalidInput("outputs", "lists '" + name + "', not an output name (" + fmt::to_string(fmt::join(known, ", ")) + ")");
     if (!file.contains(name)) throw InvalidInput(name, "listed in the `outputs` key but missing");
   }
   GoldenCase c = read_case_inputs(file);
@@ -375,7 +373,7 @@ GoldenCase read_golden_case(const Safetensors& file) {
   for (const auto& name : listed)
     if (!std::count(possible.begin(), possible.end(), name))
       throw InvalidInput("outputs", "lists '" + name + "', not an output of op " + std::string(to_string(c.settings.op)) +
-                                        " (its outputs: " + joined(possible) + ")");
+                                        " (its outputs: " + fmt::to_string(fmt::join(possible, ", ")) + ")");
   c.expected = detail::read_output_tensors(file, c, listed);
   return c;
 }

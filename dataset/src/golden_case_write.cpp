@@ -1,4 +1,7 @@
 // A golden case as safetensors: metadata, input tensors, expected outputs.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "dsa/dataset/golden_case.hpp"
 #include "dsa/error.hpp"
 #include "golden_case_tensors.hpp"
@@ -25,12 +28,6 @@ void put_lengths(Safetensors& file, const DecodeProblem& p) {
   if (!p.decode_lens.empty()) file.put_i32("decode_lens", {p.batch}, p.decode_lens);
 }
 
-std::string joined(const std::vector<std::string>& names) {
-  std::string s;
-  for (const auto& n : names) s += (s.empty() ? "" : ",") + n;
-  return s;
-}
-
 }  // namespace
 
 std::map<std::string, std::string> case_metadata(const GoldenCase& c) {
@@ -38,7 +35,7 @@ std::map<std::string, std::string> case_metadata(const GoldenCase& c) {
   m["schema"] = std::string(kGoldenSchema);
   m["op"] = std::string(to_string(c.settings.op));
   m["profile"] = c.settings.profile;
-  m["outputs"] = joined(c.expected.names());
+  m["outputs"] = fmt::to_string(fmt::join(c.expected.names(), ","));
   if (c.settings.topk > 0) m["topk"] = str(c.settings.topk);
   if (c.settings.candidate_block_size > 0) {
     m["candidate_block_size"] = str(c.settings.candidate_block_size);

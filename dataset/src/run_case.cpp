@@ -5,6 +5,9 @@
 #include <limits>
 #include <optional>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "dsa/error.hpp"
 #include "dsa/oracle/poison.hpp"
 
@@ -230,5 +233,17 @@ private:
 CaseRun run_case(IndexerOps& impl, const Contract& contract, const GoldenCase& golden) {
   return Runner(impl, contract, golden).run();
 }
+
+oracle::Report::Entry run_failure_entry(const std::string& file, const CaseRun& run) {
+  oracle::Report::Entry e;
+  e.label = file + "/run";
+  e.check = "run";
+  e.passed = false;
+  e.summary = "run: FAIL  " + run.failure;
+  e.details = {{"error", run.failure}, {"ops_run", run.ops_run}};
+  return e;
+}
+
+std::string skipped_reasons(const CaseRun& run) { return fmt::to_string(fmt::join(run.skipped, "; ")); }
 
 }  // namespace dsa::dataset

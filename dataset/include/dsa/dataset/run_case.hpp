@@ -30,6 +30,7 @@
 #include "dsa/contract.hpp"
 #include "dsa/dataset/golden_case.hpp"
 #include "dsa/indexer_ops.hpp"
+#include "dsa/oracle/report.hpp"
 
 namespace dsa::dataset {
 
@@ -45,5 +46,11 @@ struct CaseRun {
 };
 
 CaseRun run_case(IndexerOps& impl, const Contract& contract, const GoldenCase& golden);
+
+// The report entry of a run that threw on a valid case (`run.failure` non-empty), under the case's file.
+oracle::Report::Entry run_failure_entry(const std::string& file, const CaseRun& run);
+
+// Why a case did not run: each skipped stage's reason, "; " between them.
+std::string skipped_reasons(const CaseRun& run);
 
 }  // namespace dsa::dataset
