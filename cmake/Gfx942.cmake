@@ -55,6 +55,9 @@ set(DSA_GFX942_ISA_VERSION_BC ${bitcode_dir}/oclc_isa_version_942.bc)
 set(DSA_GFX942_FLAGS
     -x hip --offload-arch=gfx942 --cuda-device-only --no-gpu-bundle-output -O3 -std=c++20
     -ffp-contract=off -fno-fast-math -Wall -Wextra -Werror
+    # Every device function inlined: the shared selection code passes a thread's
+    # keys by reference, which a real call would put in scratch.
+    -mllvm -amdgpu-early-inline-all=true -mllvm -amdgpu-function-calls=false
     --rocm-path=/usr --rocm-device-lib-path=${bitcode_dir} -fuse-ld=lld --ld-path=${DSA_GFX942_LLD}
     -I${PROJECT_SOURCE_DIR}/optimized/hip/include -I${PROJECT_SOURCE_DIR}/optimized/common/include)
 

@@ -150,6 +150,14 @@ int fp8_mfma_per_token(const std::string& kernel) {
   return -1;
 }
 
+// The kernels whose selection is the shared TreeTopK (optimized/common/select at wave 64).
+bool runs_shared_tree(const std::string& kernel) {
+  for (const char* name : {"dsa_gfx942_decode_top_k", "dsa_gfx942_select_candidates", "dsa_gfx942_candidate_top_k",
+                           "dsa_gfx942_candidate_logits_top_k_h32", "dsa_gfx942_candidate_logits_top_k_h64"})
+    if (kernel == name) return true;
+  return false;
+}
+
 TEST(Gfx942CodeObjects, AreGfx942CodeWithoutScratchAndWithFp8Mfma) {
   DSA_REQUIRE_GFX942();
   const auto names = test::gfx942_code_objects();
@@ -169,7 +177,16 @@ TEST(Gfx942CodeObjects, AreGfx942CodeWithoutScratchAndWithFp8Mfma) {
       EXPECT_EQ(r.resources.wavefront_size, 64);
       EXPECT_EQ(r.resources.scratch_bytes, 0) << "the kernel uses scratch (private segment)";
       EXPECT_EQ(r.resources.vgpr_spills, 0);
-      EXPECT_EQ(r.resources.sgpr_spills, 0);
+      // An SGPR spill goes to a lane of a VGPR (v_writelane / v_readlane, counted in the VGPRs
+      // above), never to memory: scratch is 0 and no scratch_* instruction is present. Only the
+      // kernels that run the shared TreeTopK have any (its uniform state exceeds the 102 SGPRs
+      // at wave 64; docs/gfx942.md gives the numbers); the bound of two VGPRs of lanes catches a
+      // change that moves that state out of SGPRs wholesale. Every other kernel has none.
+      if (runs_shared_tree(r.resources.name)) {
+        EXPECT_LE(r.resources.sgpr_spills, 128);
+      } else {
+        EXPECT_EQ(r.resources.sgpr_spills, 0);
+      }
       EXPECT_FALSE(r.resources.dynamic_stack);
       EXPECT_EQ(r.scratch_accesses, 0) << "scratch_* instructions in the disassembly";
       const int per_token = fp8_mfma_per_token(r.resources.name);

@@ -25,6 +25,9 @@ struct FakeTensors {
   alignas(16) std::array<float, 64> floats{};
   alignas(16) std::array<int32_t, 64> ints{};
   alignas(16) std::array<uint32_t, 64> counters{};
+  alignas(16) std::array<uint64_t, 64> pairs{};
+  // As large as any launch here asks (the checks compare sizes only).
+  gfx942::SelectWorkspace workspace() { return {pairs.data(), int64_t(1) << 40, counters.data(), int64_t(1) << 40}; }
 };
 
 DecodeStep valid_step(FakeTensors& t) {
@@ -112,7 +115,7 @@ TEST(Gfx942Launch, CandidateLaunchTakesOnlyTheDesignsCalls) {
   const DecodeStep s = valid_step(t);
   const auto check = [&](int32_t k, bool aiter, bool padded) {
     return gfx942::check_candidate_logits_top_k(s, t.ints.data(), 2048, 8, t.floats.data(), t.ints.data(), k, k,
-                                                aiter, padded, t.counters.data());
+                                                aiter, padded, t.counters.data(), t.workspace());
   };
   EXPECT_EQ(check(512, true, false), "");
   EXPECT_NE(check(512, false, false).find("AITER"), std::string::npos);
@@ -120,19 +123,19 @@ TEST(Gfx942Launch, CandidateLaunchTakesOnlyTheDesignsCalls) {
   EXPECT_NE(check(2048, true, false).find("topk_tokens 2048"), std::string::npos);
   expect_invalid([&] {
     gfx942::check_candidate_logits_top_k(s, nullptr, 2048, 8, t.floats.data(), t.ints.data(), 512, 512, true, false,
-                                         t.counters.data());
+                                         t.counters.data(), t.workspace());
   }, "candidate_blocks");
   expect_invalid([&] {
     gfx942::check_candidate_logits_top_k(s, t.ints.data(), 0, 8, t.floats.data(), t.ints.data(), 512, 512, true, false,
-                                         t.counters.data());
+                                         t.counters.data(), t.workspace());
   }, "slots");
   expect_invalid([&] {
     gfx942::check_candidate_logits_top_k(s, t.ints.data(), 2048, 8, t.floats.data(), t.ints.data(), 256, 512, true,
-                                         false, t.counters.data());
+                                         false, t.counters.data(), t.workspace());
   }, "topk_stride");
   expect_invalid([&] {
     gfx942::check_candidate_logits_top_k(s, t.ints.data(), 2048, 8, t.floats.data(), t.ints.data(), 512, 512, true,
-                                         false, nullptr);
+                                         false, nullptr, t.workspace());
   }, "row_done");
 }
 
@@ -144,7 +147,7 @@ TEST(Gfx942Launch, WithoutAGfx942DeviceEveryLaunchReturnsFalse) {
   EXPECT_FALSE(dense.launched);
   EXPECT_NE(dense.why.find("no gfx942 device"), std::string::npos) << dense.why;
   const gfx942::LaunchResult fused = gfx942::candidate_logits_top_k(
-      s, t.ints.data(), 2048, 8, t.floats.data(), t.ints.data(), 512, 512, true, false, t.counters.data(), nullptr);
+      s, t.ints.data(), 2048, 8, t.floats.data(), t.ints.data(), 512, 512, true, false, t.counters.data(), t.workspace(), nullptr);
   EXPECT_FALSE(fused);
   EXPECT_NE(fused.why.find("no gfx942 device"), std::string::npos) << fused.why;
   // Refused before the device is asked: the reason is the call's, not the machine's.
@@ -157,6 +160,7 @@ gfx942::LogitsRows valid_rows(FakeTensors& t) {
   gfx942::LogitsRows in;
   in.logits = t.floats.data();
   in.logits_stride = 131072;
+  in.width = 131072;
   in.seq_lens = t.ints.data();
   in.rows = 8;
   in.next_n = 2;
@@ -166,7 +170,7 @@ gfx942::LogitsRows valid_rows(FakeTensors& t) {
 TEST(Gfx942Launch, SelectionLaunchesCheckTheirCalls) {
   FakeTensors t;
   const gfx942::LogitsRows in = valid_rows(t);
-  EXPECT_EQ(gfx942::check_top_k(in, t.ints.data(), 2048, 512), "");
+  EXPECT_EQ(gfx942::check_top_k(in, t.ints.data(), 512, 512), "");
   EXPECT_NE(gfx942::check_top_k(in, t.ints.data(), 2048, 2048).find("topk_tokens 2048"), std::string::npos);
   EXPECT_EQ(gfx942::check_candidates(in, t.ints.data(), 2048, 8), "");
   expect_invalid([&] { gfx942::check_top_k(in, t.ints.data(), 256, 512); }, "topk_stride");
@@ -179,18 +183,45 @@ TEST(Gfx942Launch, SelectionLaunchesCheckTheirCalls) {
   odd = in;
   odd.logits = nullptr;
   expect_invalid([&] { gfx942::check_logits_rows(odd); }, "logits");
+  odd = in;
+  odd.width = in.logits_stride + 1;
+  expect_invalid([&] { gfx942::check_logits_rows(odd); }, "width");
+  // vLLM's topk_indices_buffer[:, :512] view: rows of 512 entries 2048 apart (TreeOutput::out_stride).
+  EXPECT_EQ(gfx942::check_top_k(in, t.ints.data(), 2048, 512), "");
   if (!gfx942::device_available()) {
-    EXPECT_NE(gfx942::decode_top_k(in, t.ints.data(), 512, 512, nullptr).why.find("no gfx942 device"),
+    EXPECT_NE(gfx942::decode_top_k(in, t.ints.data(), 512, 512, t.workspace(), nullptr).why.find("no gfx942 device"),
               std::string::npos);
-    EXPECT_NE(gfx942::select_candidates(in, 8, t.ints.data(), 2048, nullptr).why.find("no gfx942 device"),
+    EXPECT_NE(gfx942::select_candidates(in, 8, t.ints.data(), 2048, t.workspace(), nullptr).why.find("no gfx942 device"),
               std::string::npos);
-    EXPECT_NE(gfx942::candidate_top_k(in, t.ints.data(), 2048, 8, t.ints.data(), 512, 512, nullptr).why.find(
+    EXPECT_NE(gfx942::candidate_top_k(in, t.ints.data(), 2048, 8, t.ints.data(), 512, 512, t.workspace(), nullptr).why.find(
                   "no gfx942 device"),
               std::string::npos);
-    EXPECT_NE(gfx942::candidate_top_k(in, t.ints.data(), 2048, 8, t.ints.data(), 1024, 1024, nullptr).why.find(
+    EXPECT_NE(gfx942::candidate_top_k(in, t.ints.data(), 2048, 8, t.ints.data(), 1024, 1024, t.workspace(), nullptr).why.find(
                   "topk_tokens 1024"),
               std::string::npos);
   }
+}
+
+// The shared tree's plan sizes the workspace: rows of 2^17 columns are 16
+// leaves of 8192 and one merge node (fan-in 16 for k = 512).
+TEST(Gfx942Launch, WorkspaceIsTheTreePlans) {
+  const gfx942::WorkspaceSize decode = gfx942::select_workspace_size(8, 131072, 512);
+  EXPECT_EQ(decode.why, "");
+  EXPECT_EQ(decode.counters, 8 * 17);
+  EXPECT_EQ(decode.slot_pairs, 8 * 17 * 512);
+  // One leaf: no merge, but the plan still keeps a node a row.
+  EXPECT_EQ(gfx942::select_workspace_size(8, 8192, 512).counters, 8);
+  // The fused launch's 4-wave blocks hold 4096 entries: 2048 blocks of 8 are 4 leaves and their merge.
+  EXPECT_EQ(gfx942::select_workspace_size(2, 2048 * 8, 512, true).counters, 2 * 5);
+  EXPECT_NE(gfx942::select_workspace_size(8, 131072, 8192).why.find("k = 8192"), std::string::npos);
+  FakeTensors t;
+  gfx942::SelectWorkspace small = t.workspace();
+  small.slot_pairs = decode.slot_pairs - 1;
+  expect_invalid([&] { gfx942::check_workspace(small, decode); }, "workspace.slot_pairs");
+  small = t.workspace();
+  small.counter_count = decode.counters - 1;
+  expect_invalid([&] { gfx942::check_workspace(small, decode); }, "workspace.counter_count");
+  EXPECT_EQ(gfx942::check_workspace(t.workspace(), decode), "");
 }
 
 TEST(Gfx942Launch, SkipDecodeFillIsTheReferenceRule) {
@@ -245,10 +276,9 @@ TEST(Gfx942Ops, ChecksThenRefusesWithoutADevice) {
   TopkIndices topk{p.rows(), 512, std::vector<int32_t>(size_t(p.rows()) * 512)};
   const RowBounds bounds = topk_row_bounds(p);
   EXPECT_NE(unsupported_reason([&] { ops->topk(out, bounds, topk); }).find("no gfx942 device"), std::string::npos);
-  RowBounds prefill = bounds;
-  prefill.start[0] = 1;
-  prefill.end[0] = std::max<int64_t>(prefill.end[0], 1);
-  EXPECT_NE(unsupported_reason([&] { ops->topk(out, prefill, topk); }).find("start 0"), std::string::npos);
+  CandidateBlocks blocks{p.rows(), 4, 8, std::vector<int32_t>(size_t(p.rows()) * 4, -1)};
+  EXPECT_NE(unsupported_reason([&] { ops->candidate_select(out, bounds, blocks); }).find("no gfx942 device"),
+            std::string::npos);
   EXPECT_NE(unsupported_reason([&] { ops->prefill_logits(PrefillProblem{}, ours, out); }).find("not implemented"),
             std::string::npos);
   EXPECT_TRUE(ops->skip_decode_fill(false, 4, 4, false));

@@ -35,10 +35,10 @@ struct Workspace {
   std::vector<uint32_t> counters, arrivals;
 };
 
-// Runs TreeTopK over `src` on `grid` persistent blocks; out is [rows][k] as the caller filled it.
+// Runs TreeTopK over `src` on `grid` persistent blocks; out is [rows][out_stride] (0: k) as the caller filled it.
 template <class S, Bug B = Bug::none, class Source>
 common::select::PlanError run_tree(const Source& src, int32_t k, int grid, std::vector<int32_t>& out,
-                                   Workspace& ws) {
+                                   Workspace& ws, int64_t out_stride = 0) {
   using Arch = common::arch::HostSimt<S::kLanes>;
   using Tree = common::select::TreeTopK<Arch, S::kThreads, S::kItems, B>;
   int64_t widest = 0;
@@ -51,7 +51,7 @@ common::select::PlanError run_tree(const Source& src, int32_t k, int grid, std::
     ws.counters.resize(size_t(plan.counters(src.rows())), 0);
     ws.arrivals.resize(size_t(plan.counters(src.rows())), 0);
   }
-  TreeOutput o{out.data(), ws.slots.data(), ws.counters.data(), ws.arrivals.data()};
+  TreeOutput o{out.data(), ws.slots.data(), ws.counters.data(), ws.arrivals.data(), out_stride};
   common::arch::host_launch<S::kLanes, typename Tree::Shared>(
       grid, S::kThreads, [&](const Arch& a, typename Tree::Shared& sh) { Tree::run(a, sh, src, plan, o); });
   return common::select::PlanError::none;

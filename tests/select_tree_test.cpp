@@ -12,6 +12,7 @@
 #include "dsa/oracle/poison.hpp"
 #include "dsa/rng.hpp"
 #include "dsa/topk.hpp"
+#include "optimized/hip/device/select/one_block.hpp"
 #include "select_emulation_support.hpp"
 #include "twins_test_support.hpp"
 
@@ -96,6 +97,85 @@ TEST(SelectTree, DenseRowsOfEveryKindAtWave64) {
 
 TEST(SelectTree, RowsStartingAtAnOffset) {
   check_dense<Warp32>({5, 700, 1200}, 1300, RowKind::normal, 50, 2, 7, 37);
+}
+
+// Output rows `stride` apart (vLLM's topk_indices_buffer[:, :k] view): rows of one leaf and of
+// merged leaves land at their stride, the entries between rows stay as the caller left them.
+TEST(SelectTree, OutputRowsAtAStrideAtWave64) {
+  const std::vector<int64_t> lens = {0, 300, 1024, 2100};
+  constexpr int k = 100;
+  constexpr int64_t stride = 131;
+  Rng rng(11);
+  const auto c = twins_testing::make_case(lens, 2100, RowKind::normal, rng, 0);
+  common::select::DenseRows src{c.logits.values.data(), c.logits.width, span_of(c.bounds, c.logits.width)};
+  std::vector<int32_t> out(size_t(c.logits.rows) * size_t(stride));
+  oracle::fill_poison(std::span<int32_t>(out));
+  const std::vector<int32_t> poisoned = out;
+  Workspace ws;
+  ASSERT_EQ(run_tree<Wave64>(src, k, 3, out, ws, stride), common::select::PlanError::none);
+  TopkIndices want{c.logits.rows, k, std::vector<int32_t>(size_t(c.logits.rows) * k)};
+  std::vector<int32_t> got(want.indices.size());
+  for (int64_t r = 0; r < c.logits.rows; ++r) {
+    topk_row(c.logits.row(r), lens[size_t(r)], k, want.row(r));
+    std::copy_n(out.begin() + r * stride, k, got.begin() + r * k);
+    EXPECT_TRUE(std::equal(out.begin() + r * stride + k, out.begin() + (r + 1) * stride,
+                           poisoned.begin() + r * stride + k))
+        << "row " << r << " wrote past its k entries";
+  }
+  EXPECT_TRUE(same_sets(got, want));
+  EXPECT_TRUE(all_zero(ws.counters));
+}
+
+// The fused gfx942 launch's selection (kernels/candidate_logits_top_k.hip): per row, one block is
+// the whole grid (OneBlock) over that row alone (OneRow) of compact candidate columns, with the
+// row's output and workspace; rows of three leaves and a merge, run as the kernel runs them.
+TEST(SelectTree, FusedSelectionOneBlockPerRowAtWave64) {
+  using Arch = gfx942::OneBlock<common::arch::HostSimt<64>>;
+  using Tree = common::select::TreeTopK<Arch, Wave64::kThreads, Wave64::kItems>;
+  constexpr int32_t slots = 300, S = 8;
+  const std::vector<int32_t> seq_lens = {1300, 3000};  // 1-D lengths, next_n 2: L_r 1299, 1300, 2999, 3000
+  common::select::CandidateColumns cols;
+  cols.span.kind = common::RowSpan::Kind::visible_1d;
+  cols.span.rows = 4;
+  cols.span.width = 3200;
+  cols.span.seq_lens = seq_lens.data();
+  cols.span.next_n = 2;
+  Rng rng(23);
+  CandidateBlocks cand{4, slots, S, {}};
+  for (int64_t r = 0; r < 4; ++r) {
+    std::vector<int32_t> ids(3200 / S + 2);
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = int32_t(i);
+    for (size_t i = ids.size(); i > 1; --i) std::swap(ids[i - 1], ids[size_t(rng.uniform_int(0, int64_t(i) - 1))]);
+    for (int32_t c = 0; c < slots; ++c) cand.blocks.push_back(rng.bernoulli(0.1) ? -1 : ids[size_t(c)]);
+  }
+  Logits compact{4, int64_t(slots) * S, {}};
+  for (int64_t i = 0; i < compact.rows * compact.width; ++i) compact.values.push_back(float(rng.normal()));
+  cols.values = compact.values.data();
+  cols.row_stride = compact.width;
+  cols.blocks = cand.blocks.data();
+  cols.slots = slots;
+  cols.block_size = S;
+  cols.compact = true;
+  const std::vector<int64_t> lens = {1299, 1300, 2999, 3000};
+  for (const int32_t k : {100, 512}) {
+    TreePlan plan;
+    ASSERT_EQ(common::select::make_tree_plan(compact.width, k, Tree::kCapacity, plan), common::select::PlanError::none);
+    ASSERT_EQ(plan.max_leaves, 3);
+    std::vector<int32_t> out(size_t(4 * k));
+    oracle::fill_poison(std::span<int32_t>(out));
+    Workspace ws;
+    ws.slots.resize(size_t(plan.slot_pairs(4)));
+    ws.counters.resize(size_t(plan.counters(4)), 0);
+    for (int64_t r = 0; r < 4; ++r) {
+      const int64_t nodes = r * plan.nodes_per_row;
+      const TreeOutput o{out.data() + r * k, ws.slots.data() + nodes * k, ws.counters.data() + nodes, nullptr};
+      common::arch::host_launch<64, Tree::Shared>(1, Wave64::kThreads, [&](const auto& a, Tree::Shared& sh) {
+        Tree::run(Arch{a}, sh, gfx942::OneRow<common::select::CandidateColumns>{cols, r}, plan, o);
+      });
+    }
+    EXPECT_TRUE(same_sets(out, compact_candidate_topk(compact, cand, lens, k))) << "k " << k;
+    EXPECT_TRUE(all_zero(ws.counters));
+  }
 }
 
 // Both mask variants against the reference's, on rows with a start and blocks past the row.

@@ -127,17 +127,17 @@ std::vector<Implementation> build_table() {
   // The gfx942 kernels (docs/gfx942.md): built into gfx942 code objects here,
   // available only where a gfx942 device is (never on this project's machines).
   Contract gfx942 = ops({Op::decode_logits, Op::candidate_logits_top_k, Op::topk, Op::candidate_select,
-                         Op::candidate_topk, Op::skip_decode_fill});
+                         Op::candidate_mask, Op::candidate_topk, Op::pack_rows, Op::unpack_topk,
+                         Op::skip_decode_fill});
   gfx942.profile = "dsa_gfx942";
   gfx942.cache_layouts = {CacheLayout::preshuffle};
   gfx942.page_sizes = {16, 32, 64, 128, 256};
   gfx942.heads = {32, 64};
   gfx942.head_dims = {128};
   gfx942.k_values = {512};
-  gfx942.row_starts = false;
   table.push_back(entry("hip_gfx942",
-                        "gfx942 (MI300) HIP kernels: AITER's Gluon logits (dense, compact + top 512), the decode, "
-                        "candidate and selection top-k",
+                        "gfx942 (MI300) HIP kernels: AITER's Gluon logits (dense, compact + top 512); the shared "
+                        "selection code at wave 64 (top-k, candidate selection, mask, candidate top-k, padding)",
                         Device::hip, gfx942, [] { return gfx942::make_gfx942_ops(); }, gfx942::device_available));
 #endif
   std::set<std::string> names;

@@ -6,9 +6,12 @@
 // every block writes its run of compact columns (-inf for empty slots and
 // positions at or beyond L_r); the last block of a row to finish (a counter
 // per row) selects the row's top k from the compact row and resets the counter.
+// That selection is the shared TreeTopK of optimized/common/select, the code of
+// candidate_top_k, run by the one block over the row's leaves in turn.
 #include "../device/epilogue/token_logit.hpp"
 #include "../device/scheduler/decode_rows.hpp"
-#include "../device/select/block_topk.hpp"
+#include "../device/select/one_block.hpp"
+#include "../device/select/tree.hpp"
 
 namespace dsa::gfx942 {
 
@@ -23,6 +26,9 @@ __device__ inline CompactColumn compact_column(const CandidateLogitsTopkParams& 
   const int32_t position = block * p.candidate_block_size + int32_t(j - c * uint32_t(p.candidate_block_size));
   return {block >= 0 && position < r.visible_len ? position : -1};
 }
+
+using FusedTree = common::select::TreeTopK<OneBlock<common::arch::Hip>, kThreadsPerBlock, kSelectItems>;
+static_assert(FusedTree::kCapacity == kFusedSelectCapacity);
 
 template <int Reps>
 __device__ void candidate_logits_top_k(const CandidateLogitsTopkParams& p) {
@@ -49,7 +55,7 @@ __device__ void candidate_logits_top_k(const CandidateLogitsTopkParams& p) {
     }
   }
 
-  __shared__ BlockTopkShared sh;
+  __shared__ typename FusedTree::Shared sh;
   __shared__ uint32_t finished_before;
   __threadfence();  // release this block's compact columns before it counts itself done
   __syncthreads();
@@ -59,11 +65,23 @@ __device__ void candidate_logits_top_k(const CandidateLogitsTopkParams& p) {
   __threadfence();  // acquire: the other blocks' compact columns are visible from here
   if (threadIdx.x == 0) p.row_done[r.row] = 0;
 
-  auto key_at = [&](int32_t j) {
-    return compact_column(p, r, uint32_t(j)).position >= 0 ? order_key(compact[j]) : kNoEntryKey;
-  };
-  auto position_at = [&](int32_t j) { return compact_column(p, r, uint32_t(j)).position; };
-  block_topk(width, p.k, key_at, position_at, p.topk + int64_t(r.row) * p.topk_stride, sh);
+  common::select::CandidateColumns columns;
+  columns.values = p.compact;
+  columns.row_stride = width;
+  columns.span.kind = p.rows.seq_lens_2d ? common::RowSpan::Kind::per_row_2d : common::RowSpan::Kind::visible_1d;
+  columns.span.rows = int64_t(p.rows.batch) * p.rows.next_n;
+  columns.span.width = int64_t(p.rows.max_pages) * p.rows.page_size;
+  columns.span.seq_lens = p.rows.seq_lens;
+  columns.span.next_n = p.rows.next_n;
+  columns.blocks = p.candidate_blocks;
+  columns.slots = p.slots;
+  columns.block_size = p.candidate_block_size;
+  columns.compact = true;
+  const int64_t nodes = int64_t(r.row) * p.plan.nodes_per_row;
+  const common::select::TreeOutput out{p.topk + int64_t(r.row) * p.topk_stride, p.slots_workspace + nodes * p.plan.k,
+                                       p.counters + nodes, nullptr};
+  FusedTree::run(OneBlock<common::arch::Hip>{}, sh, OneRow<common::select::CandidateColumns>{columns, r.row}, p.plan,
+                 out);
 }
 
 }  // namespace dsa::gfx942

@@ -6,26 +6,20 @@
 #include <optional>
 
 #include "device_buffer.hpp"
+#include "dsa/common/host/selection_ops.hpp"
 #include "dsa/error.hpp"
 #include "dsa/optimized/hip/launch.hpp"
-#include "dsa/padding.hpp"
 
 namespace dsa::gfx942 {
 namespace {
 
 using detail::DeviceBuffer;
 using detail::HipRuntime;
+namespace sel = common::select;
 
 template <typename T>
 std::span<const T> view(const std::vector<T>& v) {
   return {v.data(), v.size()};
-}
-
-const HipRuntime& device() {
-  std::string why;
-  const HipRuntime* rt = detail::runtime(&why);
-  if (!rt) throw Unsupported("gfx942: " + why);
-  return *rt;
 }
 
 void require_gfx942_profile(const Profile& profile) {
@@ -34,25 +28,82 @@ void require_gfx942_profile(const Profile& profile) {
                                   profile.name));
 }
 
-void require_launched(const LaunchResult& r, const HipRuntime& rt) {
+void require_launched(const LaunchResult& r) {
   if (!r) throw Unsupported("gfx942: " + r.why);
+  const HipRuntime& rt = detail::device();
   detail::require_hip(rt, rt.synchronize(), "the launch");
 }
 
+// The device half of SelectionOps (optimized/common/host): the selection and
+// row kernels of this build's code objects, one launch at a time.
+struct HipSelectBackend {
+  template <class T>
+  using Buffer = DeviceBuffer<T>;
+
+  template <class T>
+  Buffer<T> upload(std::span<const T> host) {
+    return Buffer<T>(host);
+  }
+  template <class T>
+  Buffer<T> zeros(size_t n) {
+    Buffer<T> b(n);
+    b.zero();
+    return b;
+  }
+  template <class T>
+  void download(const Buffer<T>& b, std::span<T> host) {
+    b.copy_to(host);
+  }
+  int capacity() const { return kSelectCapacity; }
+  void require(const char* op) const {
+    std::string why;
+    if (!detail::runtime(&why)) throw Unsupported(fmt::format("gfx942: {}: {}", op, why));
+  }
+  template <class Source>
+  void launch(const Source& src, const sel::TreePlan& plan, const sel::TreeOutput& out) {
+    const char* kernel = std::is_same_v<Source, sel::DenseRows>     ? "decode_top_k"
+                         : std::is_same_v<Source, sel::BlockScores> ? "select_candidates"
+                                                                    : "candidate_top_k";
+    const TreeParams<Source> p{src, plan, out};
+    int resident = 1;
+    std::string why = detail::resident_blocks(kernel, symbol(kernel).c_str(), kSelectThreads, &resident);
+    const auto grid = uint32_t(std::clamp<int64_t>(src.rows() * plan.max_leaves, 1, resident));
+    if (why.empty())
+      why = detail::launch(kernel, symbol(kernel).c_str(), &p, sizeof(p), grid, 1, kSelectThreads, nullptr);
+    require_launched({why.empty(), why});
+  }
+  void launch(const common::PackRows& p) { rows("pack_rows", p, int64_t(p.batch) * p.next_n, 0); }
+  void launch(const common::UnpackTopk& p) { rows("unpack_topk", p, p.out_rows, 0); }
+  int64_t mask_bitmap_words() const { return kMaskBitmapBytes / 4; }
+  void launch(const common::CandidateMaskRows& p) {
+    rows("candidate_mask", p, p.span.rows, uint32_t(std::max<int64_t>(1, p.bitmap_words()) * 4));
+  }
+
+private:
+  static std::string symbol(const char* kernel) { return std::string("dsa_gfx942_") + kernel; }
+  // A row kernel: a block per row, at most 4096 blocks striding over the rest.
+  template <class Params>
+  void rows(const char* kernel, const Params& p, int64_t n, uint32_t lds_bytes) {
+    if (n == 0) return;
+    const std::string why = detail::launch(kernel, symbol(kernel).c_str(), &p, sizeof(p),
+                                           uint32_t(std::clamp<int64_t>(n, 1, 4096)), 1, kRowThreads, nullptr,
+                                           lds_bytes);
+    require_launched({why.empty(), why});
+  }
+};
+
 // The problem's tensors on the device, and the launchers' view of them.
 struct DeviceStep {
-  DeviceBuffer q, weights, seq_lens, block_table, cache;
+  DeviceBuffer<uint8_t> q, cache;
+  DeviceBuffer<float> weights;
+  DeviceBuffer<int32_t> seq_lens, block_table;
   DecodeStep step;
 
-  DeviceStep(const HipRuntime& rt, const DecodeProblem& p)
-      : q(rt, view(p.q)),
-        weights(rt, view(p.weights)),
-        seq_lens(rt, view(p.seq_lens)),
-        block_table(rt, view(p.block_table)),
-        cache(rt, view(p.cache.bytes)) {
-    step.rows = {q.as<uint8_t>(), weights.as<float>(), seq_lens.as<int32_t>(), block_table.as<int32_t>(),
-                 cache.as<uint8_t>(), p.cache.num_pages, p.batch, p.next_n, p.max_pages, p.cache.block_size,
-                 p.seq_lens_2d ? 1 : 0};
+  explicit DeviceStep(const DecodeProblem& p)
+      : q(view(p.q)), cache(view(p.cache.bytes)), weights(view(p.weights)), seq_lens(view(p.seq_lens)),
+        block_table(view(p.block_table)) {
+    step.rows = {q.data(), weights.data(), seq_lens.data(), block_table.data(), cache.data(), p.cache.num_pages,
+                 p.batch, p.next_n, p.max_pages, p.cache.block_size, p.seq_lens_2d ? 1 : 0};
     step.heads = p.heads;
     step.head_dim = p.head_dim;
     step.element = p.element;
@@ -66,42 +117,21 @@ void require_plain_decode(const DecodeProblem& p) {
   if (p.compress_ratio != 1) throw Unsupported("gfx942: C4A layers (compress_ratio > 1) run vLLM's Triton kernel");
 }
 
-// A RowBounds as the kernels' per-row lengths: 2-D lengths (one per row), starts 0.
-std::vector<int32_t> row_ends(const RowBounds& bounds) {
-  std::vector<int32_t> ends;
-  for (int64_t r = 0; r < bounds.rows(); ++r) {
-    if (bounds.start[size_t(r)] != 0) throw Unsupported("gfx942: the selection launches take decode rows (start 0)");
-    if (bounds.end[size_t(r)] > std::numeric_limits<int32_t>::max())
-      throw Unsupported("gfx942: a row beyond 2^31 columns");
-    ends.push_back(int32_t(bounds.end[size_t(r)]));
-  }
-  return ends;
-}
-
-LogitsRows logits_rows(const DeviceBuffer& logits, const Logits& host, const DeviceBuffer& ends) {
-  LogitsRows in;
-  in.logits = logits.as<float>();
-  in.logits_stride = host.width;
-  in.seq_lens = ends.as<int32_t>();
-  in.rows = int32_t(host.rows);
-  in.next_n = 1;
-  in.seq_lens_2d = 1;
-  return in;
-}
-
-class Gfx942Ops final : public IndexerOps {
+// The logits launches here; topk, candidate_select, candidate_topk, the
+// candidate mask, the padding pack/unpack and skip_decode_fill are the shared
+// SelectionOps over the same selection kernels the design's launches run.
+class Gfx942Ops final : public common::host::SelectionOps<HipSelectBackend> {
 public:
-  std::string name() const override { return "hip_gfx942"; }
+  Gfx942Ops() : SelectionOps("hip_gfx942", HipSelectBackend{}) {}
 
   void decode_logits(const DecodeProblem& problem, const Profile& profile, Logits& out) override {
     problem.validate();
     require_output("logits", out, problem.rows(), problem.logits_width);
     require_gfx942_profile(profile);
     require_plain_decode(problem);
-    const HipRuntime& rt = device();
-    DeviceStep d(rt, problem);
-    DeviceBuffer logits(rt, view(out.values));
-    require_launched(paged_logits(d.step, logits.as<float>(), out.width, out.width, nullptr), rt);
+    DeviceStep d(problem);
+    DeviceBuffer<float> logits(view(out.values));
+    require_launched(paged_logits(d.step, logits.data(), out.width, out.width, nullptr));
     logits.copy_to(std::span<float>(out.values));
   }
 
@@ -113,59 +143,22 @@ public:
     require_output("topk_indices", out, problem.rows());
     require_gfx942_profile(profile);
     require_plain_decode(problem);
-    const HipRuntime& rt = device();
-    DeviceStep d(rt, problem);
-    DeviceBuffer blocks(rt, view(candidates.blocks)), compact(rt, view(compact_out.values)),
-        topk(rt, view(out.indices)), row_done(rt, size_t(problem.rows()) * sizeof(uint32_t));
-    require_launched(gfx942::candidate_logits_top_k(d.step, blocks.as<int32_t>(), candidates.slots,
-                                                    candidates.block_size, compact.as<float>(), topk.as<int32_t>(),
-                                                    out.k, out.k, true, false, row_done.as<uint32_t>(), nullptr),
-                     rt);
+    DeviceStep d(problem);
+    const int64_t rows = problem.rows();
+    const WorkspaceSize need =
+        select_workspace_size(rows, int64_t(candidates.slots) * candidates.block_size, out.k, true);
+    if (!need.why.empty()) throw Unsupported("gfx942: candidate_logits_top_k: " + need.why);
+    DeviceBuffer<int32_t> blocks(view(candidates.blocks)), topk(view(out.indices));
+    DeviceBuffer<float> compact(view(compact_out.values));
+    DeviceBuffer<uint32_t> row_done{size_t(rows)}, counters{size_t(need.counters)};
+    DeviceBuffer<uint64_t> slots{size_t(need.slot_pairs)};
+    counters.zero();
+    const SelectWorkspace ws{slots.data(), need.slot_pairs, counters.data(), need.counters};
+    require_launched(gfx942::candidate_logits_top_k(d.step, blocks.data(), candidates.slots, candidates.block_size,
+                                                    compact.data(), topk.data(), out.k, out.k, true, false,
+                                                    row_done.data(), ws, nullptr));
     compact.copy_to(std::span<float>(compact_out.values));
     topk.copy_to(std::span<int32_t>(out.indices));
-  }
-
-  void topk(const Logits& logits, const RowBounds& bounds, TopkIndices& out) override {
-    check_row_bounds(logits, bounds);
-    require_output("topk_indices", out, logits.rows);
-    const std::vector<int32_t> ends = row_ends(bounds);
-    const HipRuntime& rt = device();
-    DeviceBuffer values(rt, view(logits.values)), lens(rt, view(ends)), topk(rt, view(out.indices));
-    require_launched(decode_top_k(logits_rows(values, logits, lens), topk.as<int32_t>(), out.k, out.k, nullptr), rt);
-    topk.copy_to(std::span<int32_t>(out.indices));
-  }
-
-  void candidate_select(const Logits& logits, const RowBounds& candidate_bounds, CandidateBlocks& out) override {
-    check_row_bounds(logits, candidate_bounds);
-    require_output("candidate_blocks", out, logits.rows);
-    const std::vector<int32_t> ends = row_ends(candidate_bounds);
-    const HipRuntime& rt = device();
-    DeviceBuffer values(rt, view(logits.values)), lens(rt, view(ends)), blocks(rt, view(out.blocks));
-    require_launched(select_candidates(logits_rows(values, logits, lens), out.block_size, blocks.as<int32_t>(),
-                                       out.slots, nullptr),
-                     rt);
-    blocks.copy_to(std::span<int32_t>(out.blocks));
-  }
-
-  void candidate_topk(const Logits& logits, const RowBounds& topk_bounds, const CandidateBlocks& candidates,
-                      TopkIndices& out) override {
-    check_row_bounds(logits, topk_bounds);
-    candidates.validate();
-    require_output("topk_indices", out, logits.rows);
-    const std::vector<int32_t> ends = row_ends(topk_bounds);
-    const HipRuntime& rt = device();
-    DeviceBuffer values(rt, view(logits.values)), lens(rt, view(ends)), blocks(rt, view(candidates.blocks)),
-        topk(rt, view(out.indices));
-    require_launched(gfx942::candidate_top_k(logits_rows(values, logits, lens), blocks.as<int32_t>(),
-                                             candidates.slots, candidates.block_size, topk.as<int32_t>(), out.k,
-                                             out.k, nullptr),
-                     rt);
-    topk.copy_to(std::span<int32_t>(out.indices));
-  }
-
-  bool skip_decode_fill(bool has_prefill_rows, int64_t num_decode_tokens, int64_t num_tokens,
-                        bool requires_padding) override {
-    return dsa::skip_decode_fill(has_prefill_rows, num_decode_tokens, num_tokens, requires_padding);
   }
 };
 

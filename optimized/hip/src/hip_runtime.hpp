@@ -24,14 +24,21 @@ struct HipRuntime {
   decltype(&hipFree) free = nullptr;
   decltype(&hipMemcpy) memcpy = nullptr;
   decltype(&hipDeviceSynchronize) synchronize = nullptr;
+  decltype(&hipModuleOccupancyMaxActiveBlocksPerMultiprocessor) occupancy = nullptr;
+  int compute_units = 0;  // device 0's
 };
 
 // The runtime when a gfx942 device is present, else null with the reason.
 const HipRuntime* runtime(std::string* why);
 
 // Launches kernel `symbol` of code object `code_object` with one by-value
-// argument of `arg_bytes` bytes. Returns an empty string or the failure.
+// argument of `arg_bytes` bytes and `dynamic_lds` bytes of dynamic LDS.
+// Returns an empty string or the failure.
 std::string launch(std::string_view code_object, const char* symbol, const void* arg, size_t arg_bytes,
-                   uint32_t grid_x, uint32_t grid_y, uint32_t block_x, hipStream_t stream);
+                   uint32_t grid_x, uint32_t grid_y, uint32_t block_x, hipStream_t stream, uint32_t dynamic_lds = 0);
+
+// The blocks of `block_x` threads of kernel `symbol` the whole device holds at
+// once (the persistent grids' size). Returns an empty string or the failure.
+std::string resident_blocks(std::string_view code_object, const char* symbol, uint32_t block_x, int* blocks);
 
 }  // namespace dsa::gfx942::detail

@@ -18,11 +18,16 @@ constexpr int64_t kMaxGridY = 65535;
 LaunchResult candidate_logits_top_k(const DecodeStep& step, const int32_t* candidate_blocks, int32_t slots,
                                     int32_t candidate_block_size, float* compact, int32_t* topk_indices,
                                     int64_t topk_stride, int32_t topk_tokens, bool takes_aiter_path,
-                                    bool requires_padding, uint32_t* row_done, hipStream_t stream) {
+                                    bool requires_padding, uint32_t* row_done, const SelectWorkspace& workspace,
+                                    hipStream_t stream) {
   std::string why = check_candidate_logits_top_k(step, candidate_blocks, slots, candidate_block_size, compact,
                                                  topk_indices, topk_stride, topk_tokens, takes_aiter_path,
-                                                 requires_padding, row_done);
+                                                 requires_padding, row_done, workspace);
   if (!why.empty()) return {false, why};
+  const int64_t rows = int64_t(step.rows.batch) * step.rows.next_n;
+  const WorkspaceSize need = select_workspace_size(rows, int64_t(slots) * candidate_block_size, topk_tokens, true);
+  if (!need.why.empty()) return {false, need.why};
+  if (why = check_workspace(workspace, need); !why.empty()) return {false, why};
   CandidateLogitsTopkParams p;
   p.rows = step.rows;
   p.candidate_blocks = candidate_blocks;
@@ -33,10 +38,12 @@ LaunchResult candidate_logits_top_k(const DecodeStep& step, const int32_t* candi
   p.topk_stride = topk_stride;
   p.k = topk_tokens;
   p.row_done = row_done;
+  common::select::make_tree_plan(int64_t(slots) * candidate_block_size, topk_tokens, kFusedSelectCapacity, p.plan);
+  p.slots_workspace = workspace.slots;
+  p.counters = workspace.counters;
   const int64_t tiles = (int64_t(slots) * candidate_block_size + 15) / 16;
   p.tiles_per_block = int32_t(std::max<int64_t>(kTilesPerBlock, (tiles + kMaxGridY - 1) / kMaxGridY));
   const auto grid_y = uint32_t((tiles + p.tiles_per_block - 1) / p.tiles_per_block);
-  const int64_t rows = int64_t(step.rows.batch) * step.rows.next_n;
 
   std::string no_device;
   const detail::HipRuntime* rt = detail::runtime(&no_device);

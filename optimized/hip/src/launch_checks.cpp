@@ -71,12 +71,15 @@ std::string check_paged_logits(const DecodeStep& step, const float* logits, int6
 std::string check_candidate_logits_top_k(const DecodeStep& step, const int32_t* candidate_blocks, int32_t slots,
                                          int32_t candidate_block_size, const float* compact,
                                          const int32_t* topk_indices, int64_t topk_stride, int32_t topk_tokens,
-                                         bool takes_aiter_path, bool requires_padding, const uint32_t* row_done) {
+                                         bool takes_aiter_path, bool requires_padding, const uint32_t* row_done,
+                                         const SelectWorkspace& workspace) {
   std::string why = check_decode_step(step);
   require_pointer(candidate_blocks, "candidate_blocks", 4);
   require_pointer(compact, "compact", 4);
   require_pointer(topk_indices, "topk_indices", 4);
   require_pointer(row_done, "row_done", 4);
+  require_pointer(workspace.slots, "workspace.slots", 8);
+  require_pointer(workspace.counters, "workspace.counters", 4);
   require_positive(slots, "slots");
   require_positive(candidate_block_size, "candidate_block_size");
   require_positive(topk_tokens, "topk_tokens");
@@ -99,7 +102,22 @@ std::string check_logits_rows(const LogitsRows& in) {
   require_positive(in.logits_stride, "logits_stride");
   if (in.rows % in.next_n != 0)
     throw InvalidInput("rows", fmt::format("{} rows are not whole requests of next_n {}", in.rows, in.next_n));
+  if (in.width < 0 || in.width > in.logits_stride)
+    throw InvalidInput("width", fmt::format("{} is outside [0, logits_stride = {}]", in.width, in.logits_stride));
   return in.logits_stride > kMaxInt32 ? "logits rows beyond 2^31 columns: the kernels index in 32 bits" : "";
+}
+
+std::string check_workspace(const SelectWorkspace& workspace, const WorkspaceSize& need) {
+  if (!need.why.empty()) return need.why;
+  if (workspace.slot_pairs < need.slot_pairs)
+    throw InvalidInput("workspace.slot_pairs",
+                       fmt::format("{} is below the {} the launch needs", workspace.slot_pairs, need.slot_pairs));
+  if (workspace.counter_count < need.counters)
+    throw InvalidInput("workspace.counter_count",
+                       fmt::format("{} is below the {} the launch needs", workspace.counter_count, need.counters));
+  if (need.slot_pairs > 0) require_pointer(workspace.slots, "workspace.slots", 8);
+  if (need.counters > 0) require_pointer(workspace.counters, "workspace.counters", 4);
+  return {};
 }
 
 std::string check_top_k(const LogitsRows& in, const int32_t* topk_indices, int64_t topk_stride, int32_t topk_tokens) {

@@ -209,13 +209,14 @@ std::string reports_json(const std::vector<KernelReport>& reports) {
 
 std::string reports_table(const std::vector<KernelReport>& reports) {
   std::ostringstream s;
-  s << "| kernel | VGPRs | AGPRs | SGPRs | LDS | scratch | waves/SIMD | fp8 MFMA | instructions |\n"
-    << "|---|---|---|---|---|---|---|---|---|\n";
+  s << "| kernel | VGPRs | AGPRs | SGPRs | SGPR spills (to VGPR lanes) | LDS | scratch | waves/SIMD | fp8 MFMA | "
+       "instructions |\n"
+    << "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const KernelReport& r : reports) {
     const KernelResources& k = r.resources;
-    s << fmt::format("| {} | {} | {} | {} | {} | {} | {} ({}) | {} | {} |\n", k.name, k.vgprs, k.agprs, k.sgprs,
-                     k.lds_bytes, k.scratch_bytes, r.occupancy.waves_per_simd, r.occupancy.limited_by, r.fp8_mfma,
-                     r.instructions);
+    s << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} ({}) | {} | {} |\n", k.name, k.vgprs, k.agprs, k.sgprs,
+                     k.sgpr_spills, k.lds_bytes, k.scratch_bytes, r.occupancy.waves_per_simd, r.occupancy.limited_by,
+                     r.fp8_mfma, r.instructions);
   }
   return s.str();
 }

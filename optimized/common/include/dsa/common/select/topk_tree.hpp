@@ -21,10 +21,15 @@ namespace dsa::common::select {
 
 // The launch's outputs and workspace (tree_plan.hpp's layout).
 struct TreeOutput {
-  int32_t* out = nullptr;         // [rows][k]
+  int32_t* out = nullptr;         // [rows][out_stride], k written per row
   uint64_t* slots = nullptr;      // node slots: key << 32 | payload
   uint32_t* counters = nullptr;   // arrivals per node, zero between launches
   uint32_t* arrivals = nullptr;   // Bug::ties_by_arrival only: slot tickets per node, zero between launches
+  // Entries from one row's output to the next; 0 means k. vLLM's decode rows
+  // are a view topk_indices_buffer[:, :k] of a wider buffer.
+  int64_t out_stride = 0;
+
+  DSA_HD int32_t* row(int64_t r, int32_t k) const { return out + r * (out_stride > 0 ? out_stride : int64_t(k)); }
 };
 
 template <class Arch, int kThreads, int kItems, Bug kBug = Bug::none>
@@ -72,7 +77,7 @@ struct TreeTopK {
       uint32_t keys[kItems];
       src.template load<kThreads, kItems>(a, r, first, min64(plan.chunk, n - first), keys);
       auto leaf_payload = [&](int64_t pos) { return src.payload(r, first + pos); };
-      int32_t* out = o.out + r * plan.k;
+      int32_t* out = o.row(r, plan.k);
       if (leaves == 1) {
         write_final(a, sh, keys, plan.k, ring, out, leaf_payload);
         continue;

@@ -44,6 +44,29 @@ struct LaunchResult {
 LaunchResult paged_logits(const DecodeStep& step, float* logits, int64_t logits_stride, int64_t width,
                           hipStream_t stream);
 
+// The workspace of the selection (the shared tree's node slots and arrival
+// counters, optimized/common/select/tree_plan.hpp): zero when made, left zero
+// by every launch, so one workspace serves launches one after another on one
+// stream. select_workspace_size says what a launch needs.
+struct SelectWorkspace {
+  uint64_t* slots = nullptr;
+  int64_t slot_pairs = 0;
+  uint32_t* counters = nullptr;
+  int64_t counter_count = 0;
+};
+
+struct WorkspaceSize {
+  int64_t slot_pairs = 0;
+  int64_t counters = 0;
+  std::string why;  // not empty: the launch cannot take rows of this width and k
+};
+
+// Rows of at most `entries` entries (decode_top_k: the logits width;
+// select_candidates: the width's blocks; candidate_top_k and the fused launch:
+// slots * S) and `k` outputs; `fused` for candidate_logits_top_k, whose
+// selection runs in a 4-wave block.
+WorkspaceSize select_workspace_size(int64_t rows, int64_t entries, int32_t k, bool fused = false);
+
 // The design's topk.candidate_logits_top_k: compact candidate logits
 // [rows][slots * S] and their top k (k = 512) remapped to positions, in one
 // launch. `takes_aiter_path` is the design's condition that the dense logits
@@ -53,22 +76,26 @@ LaunchResult paged_logits(const DecodeStep& step, float* logits, int64_t logits_
 LaunchResult candidate_logits_top_k(const DecodeStep& step, const int32_t* candidate_blocks, int32_t slots,
                                     int32_t candidate_block_size, float* compact, int32_t* topk_indices,
                                     int64_t topk_stride, int32_t topk_tokens, bool takes_aiter_path,
-                                    bool requires_padding, uint32_t* row_done, hipStream_t stream);
+                                    bool requires_padding, uint32_t* row_done, const SelectWorkspace& workspace,
+                                    hipStream_t stream);
 
-// The selection launches over dense decode logits [rows][logits_stride] (the
-// caller guarantees L_r, E_r <= the logits width, as vLLM's max_model_len does).
+// The selection launches over dense decode logits [rows][logits_stride]
+// (lengths past the width are clamped to it), on the shared TreeTopK: a row is
+// split over blocks of 8192 entries and merged by the last block to finish, so
+// few long rows still fill the GPU; ties go to the lower position (the same
+// set on every run and every GPU); every output entry is written (-1 tail).
 // decode_top_k: the top k (k = 512) of each row's [0, L_r), -1 tail.
 LaunchResult decode_top_k(const LogitsRows& in, int32_t* topk_indices, int64_t topk_stride, int32_t topk_tokens,
-                          hipStream_t stream);
+                          const SelectWorkspace& workspace, hipStream_t stream);
 // select_candidates (the source layer): the `slots` best candidate blocks of S
 // entries of each row's [0, E_r), -1 in the empty slots.
 LaunchResult select_candidates(const LogitsRows& in, int32_t candidate_block_size, int32_t* candidate_blocks,
-                               int32_t slots, hipStream_t stream);
+                               int32_t slots, const SelectWorkspace& workspace, hipStream_t stream);
 // candidate_top_k (the consumer layers): the top k (k = 512) among the
 // candidate blocks' columns of each row's [0, L_r), remapped to positions.
 LaunchResult candidate_top_k(const LogitsRows& in, const int32_t* candidate_blocks, int32_t slots,
                              int32_t candidate_block_size, int32_t* topk_indices, int64_t topk_stride,
-                             int32_t topk_tokens, hipStream_t stream);
+                             int32_t topk_tokens, const SelectWorkspace& workspace, hipStream_t stream);
 
 // The design's topk.skip_decode_fill: the reference's rule (dsa::skip_decode_fill),
 // with the design's own has_prefill_rows = false.
@@ -81,10 +108,13 @@ std::string check_paged_logits(const DecodeStep& step, const float* logits, int6
 std::string check_candidate_logits_top_k(const DecodeStep& step, const int32_t* candidate_blocks, int32_t slots,
                                          int32_t candidate_block_size, const float* compact,
                                          const int32_t* topk_indices, int64_t topk_stride, int32_t topk_tokens,
-                                         bool takes_aiter_path, bool requires_padding, const uint32_t* row_done);
+                                         bool takes_aiter_path, bool requires_padding, const uint32_t* row_done,
+                                         const SelectWorkspace& workspace);
 
 std::string check_logits_rows(const LogitsRows& in);
 std::string check_top_k(const LogitsRows& in, const int32_t* topk_indices, int64_t topk_stride, int32_t topk_tokens);
+// The workspace against what a launch over `rows` rows needs (`need`).
+std::string check_workspace(const SelectWorkspace& workspace, const WorkspaceSize& need);
 std::string check_candidates(const LogitsRows& in, const int32_t* candidate_blocks, int32_t slots,
                              int32_t candidate_block_size);
 
