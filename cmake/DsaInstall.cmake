@@ -5,15 +5,16 @@ include(CMakePackageConfigHelpers)
 set(DSA_CMAKE_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/dsa_oracle)
 install(TARGETS dsa-oracle RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
-# Whether a library links the CUDA kernels, directly or through another of ours.
-function(dsa_reaches_cuda target out)
+# Whether a library links the GPU kernels' libraries (the CUDA kernels, the
+# gfx942 launchers with their code objects), directly or through another of ours.
+function(dsa_reaches_gpu_kernels target out)
   set(reaches OFF)
   get_target_property(deps ${target} INTERFACE_LINK_LIBRARIES)
   foreach(dep IN LISTS deps)
-    if(dep STREQUAL "dsa_optimized_cuda")
+    if(dep STREQUAL "dsa_optimized_cuda" OR dep STREQUAL "dsa_optimized_hip")
       set(reaches ON)
     elseif(dep MATCHES "^dsa_" AND TARGET ${dep})
-      dsa_reaches_cuda(${dep} sub)
+      dsa_reaches_gpu_kernels(${dep} sub)
       if(sub)
         set(reaches ON)
       endif()
@@ -23,14 +24,15 @@ function(dsa_reaches_cuda target out)
 endfunction()
 
 # Every dsa_add_library library with its headers, except, in a build with the
-# CUDA kernels, those that link them (the table dsa_optimized and dsa_fuzz): a
-# consumer of the package would need the CUDA toolkit and the kernels' device
-# link. The package's promise is the CPU libraries (reference, oracle, dataset).
+# CUDA kernels or the gfx942 launchers, those that link them (the table
+# dsa_optimized and dsa_fuzz): a consumer of the package would need the CUDA
+# toolkit and the kernels' device link, or the HIP headers. The package's
+# promise is the CPU libraries (reference, oracle, dataset).
 get_property(DSA_LIBRARIES GLOBAL PROPERTY DSA_LIBRARIES)
 set(DSA_EXPORTED_LIBRARIES)
 foreach(library IN LISTS DSA_LIBRARIES)
-  dsa_reaches_cuda(${library} reaches_cuda)
-  if(reaches_cuda)
+  dsa_reaches_gpu_kernels(${library} reaches_gpu)
+  if(reaches_gpu)
     continue()
   endif()
   install(TARGETS ${library} EXPORT dsa_oracleTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
