@@ -50,25 +50,27 @@ TEST(Sm90KernelLayout, TheRingFitsBesideTwoQBuffers) {
         EXPECT_EQ(two.tile_offset % 1024, 0u) << "tiles are 1024-aligned for the 128-byte swizzle";
         EXPECT_EQ(two.scale_offset % 128, 0u);
       }
-  // D 128, one query row: 24 stages of 8 KB in flight per SM.
-  EXPECT_EQ(cuda::kernels::ring_length(64, 128, 1, kH200Optin), 24);
+  // D 128, one query row: 24 stages of 8 KB in flight per SM, for three or four pipelines.
+  EXPECT_EQ(cuda::kernels::ring_length(64, 128, 1, kH200Optin, 3), 24);
+  EXPECT_EQ(cuda::kernels::ring_length(64, 128, 1, kH200Optin, 4), 24);
 }
 
-// Each stage serves one pipeline (loader warp i % 3, math warpgroup i % 3): the ring's length is a
-// multiple of 3 for every shape the kernels take, deep enough for a step of two units per warpgroup.
+// Each stage serves one pipeline (loader warp i % M, math warpgroup i % M, M = 3 or 4): the ring's
+// length is a multiple of M for every shape the kernels take, deep enough for a step of two units
+// per warpgroup.
 TEST(Sm90KernelLayout, EveryStageBelongsToOnePipeline) {
   constexpr uint32_t kH200Optin = 232448;
-  constexpr int kPipelines = cuda::kernels::kMathWarpgroups;
-  for (int heads : {32, 64})
-    for (int head_dim : {64, 128})
-      for (int rows = 1; rows * heads <= 256; ++rows) {
-        const int32_t stages = cuda::kernels::ring_length(heads, head_dim, rows, kH200Optin);
-        ASSERT_GT(stages, 0) << heads << " " << head_dim << " " << rows;
-        EXPECT_EQ(stages % kPipelines, 0) << heads << " " << head_dim << " " << rows;
-        EXPECT_GE(stages, 3 * kPipelines);
-        EXPECT_LE(cuda::kernels::LogitsSmem(heads, head_dim, rows, stages).total, kH200Optin);
-      }
-  EXPECT_EQ(cuda::kernels::ring_length(64, 128, 1, 1024), 0) << "nothing fits: refused by the launch";
+  for (int pipelines : {3, cuda::kernels::kMaxMathWarpgroups})
+    for (int heads : {32, 64})
+      for (int head_dim : {64, 128})
+        for (int rows = 1; rows * heads <= 256; ++rows) {
+          const int32_t stages = cuda::kernels::ring_length(heads, head_dim, rows, kH200Optin, pipelines);
+          ASSERT_GT(stages, 0) << pipelines << " " << heads << " " << head_dim << " " << rows;
+          EXPECT_EQ(stages % pipelines, 0) << pipelines << " " << heads << " " << head_dim << " " << rows;
+          EXPECT_GE(stages, 3 * pipelines);
+          EXPECT_LE(cuda::kernels::LogitsSmem(heads, head_dim, rows, stages).total, kH200Optin);
+        }
+  EXPECT_EQ(cuda::kernels::ring_length(64, 128, 1, 1024, 3), 0) << "nothing fits: refused by the launch";
 }
 
 }  // namespace

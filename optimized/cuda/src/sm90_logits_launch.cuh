@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "cuda_check.hpp"
@@ -40,9 +41,17 @@ inline void require_shape(int32_t heads, int32_t head_dim) {
   if (head_dim != 64 && head_dim != 128) refuse("takes D 64 or 128, got " + std::to_string(head_dim));
 }
 
-// Stages of the K ring (kernels::ring_length: a multiple of the pipelines, as deep as fits).
-inline int32_t ring_stages(const DeviceInfo& d, int32_t heads, int32_t head_dim, int32_t group_rows) {
-  const int32_t stages = kernels::ring_length(heads, head_dim, group_rows, uint32_t(d.smem_per_block_optin));
+// Math warpgroups of a launch's kernel (launch_variant's choice): four where a warpgroup computes one
+// unit at a time (two rows per chain, or the accurate variant's promoted steps), so that four units
+// are in flight per SM as in DeepGEMM's kernel; three where it pairs units (two chains per wait).
+constexpr int math_warpgroups(bool accurate, bool row_pairs) { return accurate || row_pairs ? 4 : 3; }
+
+// Stages of the K ring (kernels::ring_length: a multiple of the pipelines, as deep as fits); refuses
+// a Q too large to leave room for a ring.
+inline int32_t ring_stages(const DeviceInfo& d, int32_t heads, int32_t head_dim, int32_t group_rows,
+                           int32_t pipelines) {
+  const int32_t stages =
+      kernels::ring_length(heads, head_dim, group_rows, uint32_t(d.smem_per_block_optin), pipelines);
   if (stages == 0) refuse("the Q of " + std::to_string(group_rows) + " rows does not fit in shared memory");
   return stages;
 }
@@ -50,13 +59,42 @@ inline int32_t ring_stages(const DeviceInfo& d, int32_t heads, int32_t head_dim,
 // Persistent blocks of a launch: one per SM, or fewer under set_sm90_grid_limit (tests).
 int32_t grid_blocks(const DeviceInfo& d);
 
-template <int kHeads, int kHeadDim, bool kAccurate, LogitsMode kMode, bool kRowPairs>
-void launch_kernel(const LogitsParams& p, const DeviceInfo& d, cudaStream_t stream) {
-  const auto kernel = kernels::sm90_logits_kernel<kHeads, kHeadDim, kAccurate, kMode, kRowPairs>;
+// p.stages: the ring for this kernel's pipelines.
+template <int kHeads, int kHeadDim, bool kAccurate, LogitsMode kMode, bool kRowPairs, int kMathWG, int kStepBuffers>
+void run_kernel(LogitsParams p, const DeviceInfo& d, cudaStream_t stream) {
+  const auto kernel = kernels::sm90_logits_kernel<kHeads, kHeadDim, kAccurate, kMode, kRowPairs, kMathWG, kStepBuffers>;
+  p.stages = ring_stages(d, kHeads, kHeadDim, p.group_rows, kMathWG);
   const uint32_t smem = kernels::LogitsSmem(kHeads, kHeadDim, p.group_rows, p.stages).total;
   DSA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  kernel<<<grid_blocks(d), kernels::kLogitsThreads, smem, stream>>>(p);
+  kernel<<<grid_blocks(d), kernels::logits_threads(kMathWG), smem, stream>>>(p);
   DSA_CUDA_CHECK(cudaGetLastError());
+}
+
+#ifdef DSA_SM90_EXPERIMENT
+// Experiment builds only (never CI): DSA_SM90_EXPERIMENT=1 runs the three-warpgroup kernel where four
+// are the choice, =2 the accurate variant with two step buffers (120 registers per math thread).
+inline int experiment() {
+  static const int e = [] {
+    const char* v = std::getenv("DSA_SM90_EXPERIMENT");
+    return v ? std::atoi(v) : 0;
+  }();
+  return e;
+}
+#endif
+
+template <int kHeads, int kHeadDim, bool kAccurate, LogitsMode kMode, bool kRowPairs>
+void launch_kernel(const LogitsParams& p, const DeviceInfo& d, cudaStream_t stream) {
+  constexpr int kMathWG = math_warpgroups(kAccurate, kRowPairs);
+  // The accurate variant's promotion with one step buffer: the sum and the buffer fit in 112 registers.
+  constexpr int kStepBuffers = kAccurate ? 1 : 2;
+#ifdef DSA_SM90_EXPERIMENT
+  if constexpr (kHeads == 64 && kHeadDim == 128 && kMode == LogitsMode::paged && kMathWG == 4) {
+    if (experiment() == 1) return run_kernel<kHeads, kHeadDim, kAccurate, kMode, kRowPairs, 3, 2>(p, d, stream);
+    if (kAccurate && experiment() == 2)
+      return run_kernel<kHeads, kHeadDim, kAccurate, kMode, kRowPairs, 4, 2>(p, d, stream);
+  }
+#endif
+  run_kernel<kHeads, kHeadDim, kAccurate, kMode, kRowPairs, kMathWG, kStepBuffers>(p, d, stream);
 }
 
 // The instantiations each mode uses: the standard variant chains two rows per wgmma (N = 2H) where a

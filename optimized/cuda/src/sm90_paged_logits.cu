@@ -109,7 +109,8 @@ void sm90_paged_logits(const DeviceDecodeStep& step, Sm90Variant variant, const 
     p.unit_prefix = schedule;
     p.out = logits;
     p.out_stride = step.logits_width;
-    p.stages = launch::ring_stages(d, step.heads, step.head_dim, step.next_n);
+    // Refuses a Q too large for a ring (the kernel's own ring is chosen by its launch).
+    launch::ring_stages(d, step.heads, step.head_dim, step.next_n, kernels::kMaxMathWarpgroups);
     launch::dispatch<LogitsMode::paged>(p, step.heads, step.head_dim, variant, d, s);
   }
   if (clean && step.logits_width > 0) {
@@ -145,7 +146,7 @@ void sm90_compact_logits(const DeviceDecodeStep& step, Sm90Variant variant, cons
   p.slots = slots;
   p.out = out;
   p.out_stride = int64_t(slots) * candidate_block_size;
-  p.stages = launch::ring_stages(d, step.heads, step.head_dim, 1);
+  launch::ring_stages(d, step.heads, step.head_dim, 1, kernels::kMaxMathWarpgroups);  // refuses a Q too large
   launch::dispatch<LogitsMode::compact>(p, step.heads, step.head_dim, variant, d, static_cast<cudaStream_t>(stream));
 }
 

@@ -71,7 +71,7 @@ void sm90_prefill_logits(const DevicePrefill& f, Sm90Variant variant, const int3
   p.first_tile = schedule + p.num_segments + 1;
   p.out = out;
   p.out_stride = f.num_k;
-  p.stages = launch::ring_stages(d, f.heads, f.head_dim, p.group_rows);
+  launch::ring_stages(d, f.heads, f.head_dim, p.group_rows, kernels::kMaxMathWarpgroups);  // refuses a Q too large
   launch::dispatch<LogitsMode::prefill>(p, f.heads, f.head_dim, variant, d, static_cast<cudaStream_t>(stream));
 }
 

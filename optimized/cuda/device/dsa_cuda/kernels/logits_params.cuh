@@ -51,15 +51,16 @@ struct LogitsParams {
   int64_t out_stride = 0;
 };
 
-// Unit i of a block is loaded by loader warp i % 3 and computed by math warpgroup i % 3: three
-// pipelines that run at their own pace. The ring's length is a multiple of 3, so that unit i's stage
-// i % S is only ever used by pipeline i % 3: a loader then waits on the release of a stage it filled
-// itself one round earlier. (With 25 stages a stage passed from pipeline to pipeline, a pipeline whose
-// loader stalled could fall two rounds behind the others, the waiting loader saw the parity of a phase
-// two rounds old, took it as released and overwrote a stage still in use: at next_n = 1 on the large
-// shapes of the H200 benchmark the launch then failed, "unspecified launch failure".)
-inline constexpr int kMathWarpgroups = 3;
-inline constexpr int kLogitsThreads = 128 * (kMathWarpgroups + 1);
+// Unit i of a block is loaded by loader warp i % M and computed by math warpgroup i % M (M = 3 or 4
+// math warpgroups, a kernel's choice: logits_threads): M pipelines that run at their own pace. The
+// ring's length is a multiple of M, so that unit i's stage i % S is only ever used by pipeline i % M:
+// a loader then waits on the release of a stage it filled itself one round earlier. (With 25 stages
+// and M = 3 a stage passed from pipeline to pipeline, a pipeline whose loader stalled could fall two
+// rounds behind the others, the waiting loader saw the parity of a phase two rounds old, took it as
+// released and overwrote a stage still in use: at next_n = 1 on the large shapes of the H200
+// benchmark the launch then failed, "unspecified launch failure".)
+inline constexpr int kMaxMathWarpgroups = 4;
+DSA_HD constexpr int logits_threads(int math_warpgroups) { return 128 * (math_warpgroups + 1); }
 inline constexpr int kUnit = 64;            // entries per unit (the wgmma M)
 inline constexpr int kMaxBlocksPerUnit = 8;  // candidate blocks of 8 entries or more
 inline constexpr int kMaxRows = 8;           // query rows per segment (next_n * H <= 256, prefill groups)
@@ -81,18 +82,18 @@ struct LogitsSmem {
     w_offset = at, at += 2 * w_bytes;             // multiples of 1024
     scale_offset = at, at += stages * kUnit * 4;
     meta_offset = at, at += stages * kMaxBlocksPerUnit * 4;
-    bounds_offset = at, at += kMathWarpgroups * 2 * 2 * kMaxRows * 4;  // per math warpgroup, 2 buffers of [lo, hi)
+    bounds_offset = at, at += kMaxMathWarpgroups * 2 * 2 * kMaxRows * 4;  // per math warpgroup, 2 buffers of [lo, hi)
     barrier_offset = at, at += (4 + 2 * stages) * 8;
     total = at + 1024;  // slack for aligning the base to 1024
   }
 };
 
-// The ring's length for a launch: the most stages, a multiple of kMathWarpgroups (one pipeline per
-// stage, above), at most 32 and at least 3 * kMathWarpgroups (a math warpgroup's step of 2 *
-// kMathWarpgroups units must advance the ring by less than its length), that fit in `smem_limit`
-// bytes beside the two Q buffers; 0 when none fits.
-DSA_HD inline int32_t ring_length(int heads, int head_dim, int group_rows, uint32_t smem_limit) {
-  for (int32_t s = 32 - 32 % kMathWarpgroups; s >= 3 * kMathWarpgroups; s -= kMathWarpgroups)
+// The ring's length for a launch with `pipelines` math warpgroups: the most stages, a multiple of
+// `pipelines` (one pipeline per stage, above), at most 32 and at least 3 * pipelines (a math
+// warpgroup's step of 2 * pipelines units must advance the ring by less than its length), that fit
+// in `smem_limit` bytes beside the two Q buffers; 0 when none fits.
+DSA_HD inline int32_t ring_length(int heads, int head_dim, int group_rows, uint32_t smem_limit, int pipelines) {
+  for (int32_t s = 32 - 32 % pipelines; s >= 3 * pipelines; s -= pipelines)
     if (LogitsSmem(heads, head_dim, group_rows, s).total <= smem_limit) return s;
   return 0;
 }

@@ -1,12 +1,15 @@
 // The SM90 FP8 MQA logits kernel: paged decode, compact candidate logits and prefill share it.
 //
-// One persistent block per SM, warp-specialised:
-//   - warpgroup kMathWarpgroups (the last): warp 0 loads each segment's Q and weights; warps 1-3
-//     load the units (64 K entries and their scales) into a ring of shared-memory stages through
-//     the copy engine, in unit order, each warp a third of the units;
-//   - warpgroups 0 .. kMathWarpgroups - 1: unit i goes to warpgroup i % kMathWarpgroups, which runs
-//     wgmma m64nHk32 (M = the 64 entries, N = the H heads of one query row) over D, then the head
-//     sum of epilogue/head_sum.cuh, and stores the two logits of each quad.
+// One persistent block per SM, warp-specialised, with M = kMathWG (3 or 4) math warpgroups:
+//   - warpgroup M (the last) loads: one loader warp per math warpgroup loads the units (64 K entries
+//     and their scales) into a ring of shared-memory stages through the copy engine, in unit order,
+//     each warp every M-th unit; each segment's Q and weights are loaded by warp 0 (M = 3: warps 1-3
+//     are the loaders) or by loader warp 0 before its first unit of the segment (M = 4);
+//   - warpgroups 0 .. M - 1: unit i goes to warpgroup i % M, which runs wgmma m64nHk32 (M = the 64
+//     entries, N = the H heads of one query row) over D, then the head sum of
+//     epilogue/head_sum.cuh, and stores the two logits of each quad.
+// With M = 4 (640 threads, at most 96 registers each at launch) setmaxnreg gives the math warps 112
+// registers and the loaders 56, as DeepGEMM's SM90 kernel balances its four math warpgroups.
 // Every entry's logit depends on that entry alone (each wgmma row is independent), so a compact
 // unit gathered from candidate blocks gives the same bits as the dense kernel at that position.
 //
@@ -29,10 +32,17 @@ namespace dsa::cuda::kernels {
 // kRowPairs: two query rows per chain (wgmma N = 2H, the standard variant with several rows per
 // segment): the K tile is read once for both rows, one unit per step; otherwise N = H and two units
 // per step (one unit for the accurate variant, whose promotion needs a second accumulator set).
-template <int kHeads, int kHeadDim, bool kAccurate, LogitsMode kMode, bool kRowPairs>
-__global__ void __launch_bounds__(kLogitsThreads, 1) sm90_logits_kernel(const __grid_constant__ LogitsParams p) {
+template <int kHeads, int kHeadDim, bool kAccurate, LogitsMode kMode, bool kRowPairs, int kMathWG,
+          int kStepBuffers = 2>
+__global__ void __launch_bounds__(logits_threads(kMathWG), 1)
+    sm90_logits_kernel(const __grid_constant__ LogitsParams p) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(!(kRowPairs && kAccurate), "row pairs are a standard-variant layout");
+  static_assert(kMathWG == 3 || kMathWG == 4, "one loader warp per math warpgroup (warpgroup kMathWG's four warps)");
+  // kMathWG = 4: 4 * 128 * math + 128 * loader registers <= 64K. The accurate variant's two step
+  // buffers and its sum take 96 accumulator registers.
+  constexpr bool kWide = kAccurate && kStepBuffers == 2;
+  constexpr uint32_t kMathRegisters = kWide ? 120 : 112, kLoaderRegisters = kWide ? 32 : 56;
   using Mma = mma::Wgmma<(kRowPairs ? 2 : 1) * kHeads>;
   constexpr int kAccum = Mma::kAccum;
   constexpr int kRowAccum = kHeads / 2;  // one row's registers
@@ -56,14 +66,14 @@ __global__ void __launch_bounds__(kLogitsThreads, 1) sm90_logits_kernel(const __
   const uint32_t lane = threadIdx.x % 32;
   const int32_t blocks_per_unit = kUnit / p.block;
 
-  if (threadIdx.x == kMathWarpgroups * 128) {
+  if (threadIdx.x == kMathWG * 128) {
     ptx::prefetch_tensor_map(&p.q_map);
     ptx::prefetch_tensor_map(&p.w_map);
     ptx::prefetch_tensor_map(&p.k_map);
     if (kMode == LogitsMode::prefill) ptx::prefetch_tensor_map(&p.s_map);
     for (int i = 0; i < 2; ++i) {
       ptx::mbar_init(&q_full[i], 1);
-      ptx::mbar_init(&q_empty[i], kMathWarpgroups * 128);
+      ptx::mbar_init(&q_empty[i], kMathWG * 128);
     }
     for (uint32_t i = 0; i < S; ++i) {
       ptx::mbar_init(&full[i], 1);
@@ -73,42 +83,51 @@ __global__ void __launch_bounds__(kLogitsThreads, 1) sm90_logits_kernel(const __
   }
   __syncthreads();
 
-  if (warpgroup == kMathWarpgroups) {
-    if (warp == 0) {
-      // Q and weights of each segment, into buffer (ordinal % 2).
-      scheduler::SegmentWalk walk(p);
-      for (int32_t u = walk.begin; !walk.done(u); u = walk.last(), walk.next()) {
+  if (warpgroup == kMathWG) {
+    if constexpr (kMathWG == 4) ptx::warpgroup_reg_dealloc<kLoaderRegisters>();
+    // Q and weights of each segment, into buffer (ordinal % 2), through segment `through` (the
+    // segments of this block in order; a buffer is refilled once every math warpgroup released it).
+    scheduler::SegmentWalk q_walk(p);
+    int32_t q_unit = q_walk.begin;
+    const auto load_q_through = [&](int32_t through) {
+      for (; !q_walk.done(q_unit) && q_walk.segment <= through; q_unit = q_walk.last(), q_walk.next()) {
         if (lane == 0) {
-          const uint32_t slot = walk.ordinal & 1;
-          ptx::mbar_wait(&q_empty[slot], ((walk.ordinal >> 1) & 1) ^ 1);
-          const int32_t q_row = kMode == LogitsMode::prefill ? walk.segment * p.group_rows
-                              : kMode == LogitsMode::paged   ? walk.segment * p.next_n
-                                                             : walk.segment;
+          const uint32_t slot = q_walk.ordinal & 1;
+          ptx::mbar_wait(&q_empty[slot], ((q_walk.ordinal >> 1) & 1) ^ 1);
+          const int32_t q_row = kMode == LogitsMode::prefill ? q_walk.segment * p.group_rows
+                              : kMode == LogitsMode::paged   ? q_walk.segment * p.next_n
+                                                             : q_walk.segment;
           ptx::mbar_arrive_expect_tx(&q_full[slot], layout.q_bytes + uint32_t(p.group_rows * kHeads * 4));
           ptx::tma_load_2d(smem + layout.q_offset(slot), &p.q_map, &q_full[slot], 0, q_row * kHeads);
           ptx::tma_load_2d(smem + layout.w_offset_of(slot), &p.w_map, &q_full[slot], 0, q_row);
         }
         __syncwarp();
       }
+    };
+    constexpr int32_t kNoSegment = 0x7fffffff;
+    const int32_t loader = int32_t(warp) - (4 - kMathWG);  // -1: warp 0 of kMathWG = 3, Q only
+    if (loader < 0) {
+      load_q_through(kNoSegment);
     } else {
-      // Units i = loader, loader + 3, ... of this block; a batch of 32 / blocks_per_unit units per round,
-      // one candidate block (or the whole unit) per lane.
+      // Units i = loader, loader + kMathWG, ... of this block; a batch of 32 / blocks_per_unit units
+      // per round, one candidate block (or the whole unit) per lane. With kMathWG = 4 loader 0 also
+      // loads the Q of every segment up to each unit's before the unit (Q(n) waits for the release of
+      // segment n - 2, whose units every loader has issued by then: no cycle).
+      const bool loads_q = kMathWG == 4 && warp == 0;
       const uint64_t policy = ptx::evict_first_policy();
-      static_assert(kMathWarpgroups == 3, "warps 1-3 load the units, one warp per math warpgroup (logits_params.cuh)");
-      const int32_t loader = int32_t(warp) - 1;
       scheduler::SegmentWalk walk(p);
       const int32_t count = walk.end - walk.begin;
       const int32_t units_per_batch = 32 / blocks_per_unit;
       const int32_t my_unit = int32_t(lane) / blocks_per_unit, my_block = int32_t(lane) % blocks_per_unit;
       for (int32_t m0 = 0;; m0 += units_per_batch) {
-        const int32_t first_local = loader + 3 * m0;
+        const int32_t first_local = loader + kMathWG * m0;
         if (first_local >= count) break;
         // Resolve this lane's copy: its source coordinates and its entries' first position.
-        const int32_t local = loader + 3 * (m0 + my_unit);
-        int32_t c1 = 0, c2 = 0, pos = -1;
+        const int32_t local = loader + kMathWG * (m0 + my_unit);
+        int32_t c1 = 0, c2 = 0, pos = -1, s = 0;
         if (local < count) {
           const int32_t u = walk.begin + local;
-          const int32_t s = scheduler::segment_of(p.unit_prefix, p.num_segments, u);
+          s = scheduler::segment_of(p.unit_prefix, p.num_segments, u);
           const int32_t k = u - p.unit_prefix[s];
           if constexpr (kMode == LogitsMode::paged) {
             pos = k * kUnit;
@@ -130,8 +149,9 @@ __global__ void __launch_bounds__(kLogitsThreads, 1) sm90_logits_kernel(const __
           }
         }
         for (int32_t i = 0; i < units_per_batch; ++i) {
-          const int32_t unit_local = loader + 3 * (m0 + i);
+          const int32_t unit_local = loader + kMathWG * (m0 + i);
           if (unit_local >= count) break;
+          if (loads_q) load_q_through(__shfl_sync(0xffffffffu, s, i * blocks_per_unit));
           const uint32_t stage = uint32_t(unit_local) % S, phase = (uint32_t(unit_local) / S) & 1;
           if (lane == 0) ptx::mbar_wait(&empty[stage], phase ^ 1);
           __syncwarp();
@@ -157,9 +177,11 @@ __global__ void __launch_bounds__(kLogitsThreads, 1) sm90_logits_kernel(const __
           if (lane == 0) ptx::mbar_arrive_expect_tx(&full[stage], bytes);
         }
       }
+      if (loads_q) load_q_through(kNoSegment);
     }
     return;
   }
+  if constexpr (kMathWG == 4) ptx::warpgroup_reg_alloc<kMathRegisters>();
 
   // Math warpgroups. Each takes its units two at a time (the standard variant): both units' wgmma
   // chains issue back to back before one wait, and their two head sums give the scheduler twice the
@@ -177,7 +199,7 @@ __global__ void __launch_bounds__(kLogitsThreads, 1) sm90_logits_kernel(const __
   int32_t* row_bounds = reinterpret_cast<int32_t*>(smem + layout.bounds_offset) + warpgroup * 2 * 2 * kMaxRows;
   constexpr int32_t kUnitsPerStep = (kAccurate || kRowPairs) ? 1 : 2;
   constexpr int32_t kRowStep = kRowPairs ? 2 : 1;
-  constexpr uint32_t kAdvance = uint32_t(kUnitsPerStep * kMathWarpgroups);  // < S (kernels::ring_length)
+  constexpr uint32_t kAdvance = uint32_t(kUnitsPerStep * kMathWG);  // < S (kernels::ring_length)
 
   struct Unit {
     const uint8_t* tile;
@@ -263,15 +285,15 @@ __global__ void __launch_bounds__(kLogitsThreads, 1) sm90_logits_kernel(const __
 
     const int32_t last = walk.last();
     int32_t first_local = u - walk.begin;
-    first_local += (int32_t(warpgroup) - first_local % kMathWarpgroups + kMathWarpgroups) % kMathWarpgroups;
+    first_local += (int32_t(warpgroup) - first_local % kMathWG + kMathWG) % kMathWG;
     // The ring position of unit `local` (stage local % S, parity (local / S) & 1), advanced by kAdvance.
     uint32_t stage = uint32_t(first_local) % S, phase = (uint32_t(first_local) / S) & 1;
     for (int32_t local = first_local; walk.begin + local < last; local += int32_t(kAdvance)) {
-      const bool pair = kUnitsPerStep == 2 && walk.begin + local + kMathWarpgroups < last;
-      uint32_t stage_b = stage + kMathWarpgroups, phase_b = phase;
+      const bool pair = kUnitsPerStep == 2 && walk.begin + local + kMathWG < last;
+      uint32_t stage_b = stage + kMathWG, phase_b = phase;
       if (stage_b >= S) stage_b -= S, phase_b ^= 1;
       const Unit a = open(local, stage, phase, seg_first);
-      const Unit b = pair ? open(local + kMathWarpgroups, stage_b, phase_b, seg_first) : a;
+      const Unit b = pair ? open(local + kMathWG, stage_b, phase_b, seg_first) : a;
       stage += kAdvance;
       if (stage >= S) stage -= S, phase ^= 1;
       for (int32_t j = 0; j < rows; j += kRowStep) {
@@ -312,7 +334,6 @@ __global__ void __launch_bounds__(kLogitsThreads, 1) sm90_logits_kernel(const __
         } else {
           // One unit; each k32 step from zero into one of two buffers, so that the fp32 add of step s
           // overlaps the wgmma of step s + 1.
-          float step0[kAccum], step1[kAccum];
           const auto issue = [&](int s, float(&buffer)[kAccum]) {
             mma::fence_operands(buffer);
             mma::wgmma_fence();
@@ -320,21 +341,38 @@ __global__ void __launch_bounds__(kLogitsThreads, 1) sm90_logits_kernel(const __
                      layout::kmajor_descriptor<kHeadDim>(q_rows, s * 32), buffer, 0u);
             mma::wgmma_commit();
           };
-          issue(0, step0);
+          if constexpr (kStepBuffers == 1) {
+            // Step 0 straight into the sum, then each step into one buffer and its add; the other
+            // warpgroups' work covers each step's latency.
+            issue(0, acc0);
+            mma::wgmma_wait<0>();
+            mma::fence_operands(acc0);
 #pragma unroll
-          for (int s = 0; s < kSteps; ++s) {
-            if (s + 1 < kSteps) {
-              if (s % 2 == 0) issue(s + 1, step1); else issue(s + 1, step0);
-              mma::wgmma_wait<1>();
-            } else {
+            for (int s = 1; s < kSteps; ++s) {
+              issue(s, acc1);
               mma::wgmma_wait<0>();
-            }
-            const auto add = [&](float(&done)[kAccum]) {
-              mma::fence_operands(done);
+              mma::fence_operands(acc1);
 #pragma unroll
-              for (int i = 0; i < kAccum; ++i) acc0[i] = s == 0 ? done[i] : __fadd_rn(acc0[i], done[i]);
-            };
-            if (s % 2 == 0) add(step0); else add(step1);
+              for (int i = 0; i < kAccum; ++i) acc0[i] = __fadd_rn(acc0[i], acc1[i]);
+            }
+          } else {
+            float step0[kAccum], step1[kAccum];
+            issue(0, step0);
+#pragma unroll
+            for (int s = 0; s < kSteps; ++s) {
+              if (s + 1 < kSteps) {
+                if (s % 2 == 0) issue(s + 1, step1); else issue(s + 1, step0);
+                mma::wgmma_wait<1>();
+              } else {
+                mma::wgmma_wait<0>();
+              }
+              const auto add = [&](float(&done)[kAccum]) {
+                mma::fence_operands(done);
+#pragma unroll
+                for (int i = 0; i < kAccum; ++i) acc0[i] = s == 0 ? done[i] : __fadd_rn(acc0[i], done[i]);
+              };
+              if (s % 2 == 0) add(step0); else add(step1);
+            }
           }
           finish(a, acc0, w_row, seg_out + int64_t(j) * p.out_stride, lo, hi);
         }
