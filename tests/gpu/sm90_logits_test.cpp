@@ -201,6 +201,38 @@ TEST(Sm90FewBlocks, RingWrapsAndPairedUnitsStayBitExact) {
       }
 }
 
+// Many short requests on one or three blocks: a block walks dozens of segments of one to six units,
+// so the two Q buffers are refilled over and over while the loaders run ahead (with four math
+// warpgroups loader warp 0 loads each segment's Q, also of segments where it has no unit).
+TEST(Sm90FewBlocks, ManyShortRequestsRefillTheQBuffers) {
+  REQUIRE_SM90();
+  for (Sm90Variant v : {Sm90Variant::standard, Sm90Variant::accurate})
+    for (int32_t next_n : {1, 2})
+      for (int32_t blocks : {1, 3}) {
+        Rng rng(71 + next_n + 10 * blocks);
+        SyntheticDecodeConfig c;
+        c.batch = 40;
+        c.next_n = next_n;
+        c.heads = 64;
+        c.head_dim = 128;
+        for (int32_t b = 0; b < c.batch; ++b) c.seq_lens.push_back(int32_t(next_n + rng.uniform_int(0, 380)));
+        const DecodeProblem p = make_decode_problem(c, rng);
+        const Profile& profile = kernel_profile(v);
+        const Logits expected = decode_logits(p, profile).logits;
+        Logits actual = poisoned(p.rows(), p.logits_width);
+        {
+          const GridLimit limit(blocks);
+          cuda::make_cuda_sm90_ops(v)->decode_logits(p, profile, actual);
+        }
+        oracle::LogitsCheckOptions options;
+        options.clean = true;
+        options.poison_bits = oracle::kPoisonF32Bits;
+        const auto verdict = oracle::check_logits(actual, expected, visible_lens(p), options);
+        EXPECT_TRUE(verdict.passed) << (v == Sm90Variant::accurate ? "accurate" : "standard") << " next_n " << next_n
+                                    << " on " << blocks << " blocks: " << describe(verdict);
+      }
+}
+
 TEST(Sm90FewBlocks, NegativeLimitIsInvalidInput) {
   EXPECT_THROW(cuda::set_sm90_grid_limit(-1), InvalidInput);
 }
