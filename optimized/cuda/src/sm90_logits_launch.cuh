@@ -63,6 +63,14 @@ int32_t grid_blocks(const DeviceInfo& d);
 template <int kHeads, int kHeadDim, bool kAccurate, LogitsMode kMode, bool kRowPairs, int kMathWG, int kStepBuffers>
 void run_kernel(LogitsParams p, const DeviceInfo& d, cudaStream_t stream) {
   const auto kernel = kernels::sm90_logits_kernel<kHeads, kHeadDim, kAccurate, kMode, kRowPairs, kMathWG, kStepBuffers>;
+  if constexpr (kMathWG == 4) {
+    // setmaxnreg redistributes the block's launch registers: with fewer the kernel would hang.
+    cudaFuncAttributes a{};
+    DSA_CUDA_CHECK(cudaFuncGetAttributes(&a, kernel));
+    if (a.numRegs < kernels::kWideLaunchRegisters)
+      refuse("the kernel was built with " + std::to_string(a.numRegs) + " registers per thread; its setmaxnreg "
+             "split needs " + std::to_string(kernels::kWideLaunchRegisters));
+  }
   p.stages = ring_stages(d, kHeads, kHeadDim, p.group_rows, kMathWG);
   const uint32_t smem = kernels::LogitsSmem(kHeads, kHeadDim, p.group_rows, p.stages).total;
   DSA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
@@ -72,7 +80,7 @@ void run_kernel(LogitsParams p, const DeviceInfo& d, cudaStream_t stream) {
 
 #ifdef DSA_SM90_EXPERIMENT
 // Experiment builds only (never CI): DSA_SM90_EXPERIMENT=1 runs the three-warpgroup kernel where four
-// are the choice, =2 the accurate variant with two step buffers (120 registers per math thread).
+// are the choice.
 inline int experiment() {
   static const int e = [] {
     const char* v = std::getenv("DSA_SM90_EXPERIMENT");
@@ -81,17 +89,14 @@ inline int experiment() {
   return e;
 }
 #endif
-
 template <int kHeads, int kHeadDim, bool kAccurate, LogitsMode kMode, bool kRowPairs>
 void launch_kernel(const LogitsParams& p, const DeviceInfo& d, cudaStream_t stream) {
   constexpr int kMathWG = math_warpgroups(kAccurate, kRowPairs);
-  // The accurate variant's promotion with one step buffer: the sum and the buffer fit in 112 registers.
+  // The accurate variant's promotion with one step buffer: the sum and the buffer fit in 104 registers.
   constexpr int kStepBuffers = kAccurate ? 1 : 2;
 #ifdef DSA_SM90_EXPERIMENT
   if constexpr (kHeads == 64 && kHeadDim == 128 && kMode == LogitsMode::paged && kMathWG == 4) {
     if (experiment() == 1) return run_kernel<kHeads, kHeadDim, kAccurate, kMode, kRowPairs, 3, 2>(p, d, stream);
-    if (kAccurate && experiment() == 2)
-      return run_kernel<kHeads, kHeadDim, kAccurate, kMode, kRowPairs, 4, 2>(p, d, stream);
   }
 #endif
   run_kernel<kHeads, kHeadDim, kAccurate, kMode, kRowPairs, kMathWG, kStepBuffers>(p, d, stream);

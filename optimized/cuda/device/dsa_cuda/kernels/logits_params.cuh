@@ -61,6 +61,14 @@ struct LogitsParams {
 // benchmark the launch then failed, "unspecified launch failure".)
 inline constexpr int kMaxMathWarpgroups = 4;
 DSA_HD constexpr int logits_threads(int math_warpgroups) { return 128 * (math_warpgroups + 1); }
+// With four math warpgroups (640 threads) a block starts with 96 registers per thread (65536 / 640 in
+// steps of 8), and setmaxnreg moves registers from the loader warpgroup to the math warpgroups only
+// within that allocation: what a warpgroup frees goes to its block's pool, and a math warpgroup's
+// increase waits until the pool holds it, forever if it never does (the first H200 run of this
+// kernel, with 112 and 56, hung). DeepGEMM's split: 4 * 128 * 104 + 128 * 64 = 640 * 96.
+inline constexpr int kWideLaunchRegisters = 96, kWideMathRegisters = 104, kWideLoaderRegisters = 64;
+static_assert(4 * 128 * kWideMathRegisters + 128 * kWideLoaderRegisters <= logits_threads(4) * kWideLaunchRegisters,
+              "the math warpgroups' increase must fit in what the loaders free");
 inline constexpr int kUnit = 64;            // entries per unit (the wgmma M)
 inline constexpr int kMaxBlocksPerUnit = 8;  // candidate blocks of 8 entries or more
 inline constexpr int kMaxRows = 8;           // query rows per segment (next_n * H <= 256, prefill groups)

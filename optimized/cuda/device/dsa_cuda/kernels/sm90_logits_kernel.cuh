@@ -8,8 +8,8 @@
 //   - warpgroups 0 .. M - 1: unit i goes to warpgroup i % M, which runs wgmma m64nHk32 (M = the 64
 //     entries, N = the H heads of one query row) over D, then the head sum of
 //     epilogue/head_sum.cuh, and stores the two logits of each quad.
-// With M = 4 (640 threads, at most 96 registers each at launch) setmaxnreg gives the math warps 112
-// registers and the loaders 56, as DeepGEMM's SM90 kernel balances its four math warpgroups.
+// With M = 4 (640 threads, 96 registers each at launch) setmaxnreg moves registers from the loaders
+// to the math warps (logits_params.cuh: kWideMathRegisters).
 // Every entry's logit depends on that entry alone (each wgmma row is independent), so a compact
 // unit gathered from candidate blocks gives the same bits as the dense kernel at that position.
 //
@@ -39,10 +39,6 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(!(kRowPairs && kAccurate), "row pairs are a standard-variant layout");
   static_assert(kMathWG == 3 || kMathWG == 4, "one loader warp per math warpgroup (warpgroup kMathWG's four warps)");
-  // kMathWG = 4: 4 * 128 * math + 128 * loader registers <= 64K. The accurate variant's two step
-  // buffers and its sum take 96 accumulator registers.
-  constexpr bool kWide = kAccurate && kStepBuffers == 2;
-  constexpr uint32_t kMathRegisters = kWide ? 120 : 112, kLoaderRegisters = kWide ? 32 : 56;
   using Mma = mma::Wgmma<(kRowPairs ? 2 : 1) * kHeads>;
   constexpr int kAccum = Mma::kAccum;
   constexpr int kRowAccum = kHeads / 2;  // one row's registers
@@ -84,7 +80,7 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
   __syncthreads();
 
   if (warpgroup == kMathWG) {
-    if constexpr (kMathWG == 4) ptx::warpgroup_reg_dealloc<kLoaderRegisters>();
+    if constexpr (kMathWG == 4) ptx::warpgroup_reg_dealloc<kWideLoaderRegisters>();
     // Q and weights of each segment, into buffer (ordinal % 2), through segment `through` (the
     // segments of this block in order; a buffer is refilled once every math warpgroup released it).
     scheduler::SegmentWalk q_walk(p);
@@ -181,7 +177,7 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
     }
     return;
   }
-  if constexpr (kMathWG == 4) ptx::warpgroup_reg_alloc<kMathRegisters>();
+  if constexpr (kMathWG == 4) ptx::warpgroup_reg_alloc<kWideMathRegisters>();
 
   // Math warpgroups. Each takes its units two at a time (the standard variant): both units' wgmma
   // chains issue back to back before one wait, and their two head sums give the scheduler twice the
