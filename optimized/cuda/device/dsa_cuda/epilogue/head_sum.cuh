@@ -14,12 +14,16 @@ namespace dsa::cuda::epilogue {
 __device__ __forceinline__ float relu(float x) { return fmaxf(x, 0.0f); }
 
 // acc: one row's kHeads / 2 accumulator registers (layout of mma/wgmma_e4m3.cuh; indexed with
-// constants only, so they stay registers); w: that row's H weights in shared
-// memory; scale0 / scale1: the K scales of the thread's two tokens. Returns the two logits, the
-// same in every lane of the quad.
+// constants only, so they stay registers); w: that row's H weights in shared memory; scale0 /
+// scale1: the K scales of the thread's two tokens. Returns the logit lane q of the quad stores:
+// token q & 1's (lanes 2 and 3 return their pair's partial sums, unused).
+// Each lane reduces only the token it keeps: in the exchange at distance 1 an even lane keeps its
+// token0 value and sends its token1 value, an odd lane the other way round, so every add has the
+// operands, in the order, of the reduction of both tokens in every lane (v + shfl(v, 1), then
+// + shfl(., 2)) with half the shuffles.
 template <int kHeads>
-__device__ __forceinline__ float2 sm90_head_sum(const float* acc, const float* w, uint32_t quad_lane,
-                                                float scale0, float scale1) {
+__device__ __forceinline__ float sm90_head_sum(const float* acc, const float* w, uint32_t quad_lane, float scale0,
+                                               float scale1) {
   static_assert(kHeads % 16 == 0, "at least two groups of 8 heads");
   constexpr int kGroups = kHeads / 8;
   // float2 k of the row holds heads 2k and 2k + 1: group g's pair for this lane is float2 4g + q.
@@ -37,14 +41,12 @@ __device__ __forceinline__ float2 sm90_head_sum(const float* acc, const float* w
     even1 = __fmaf_rn(wg.x, relu(acc[4 * g + 2]), even1);
     odd1 = __fmaf_rn(wg.y, relu(acc[4 * g + 3]), odd1);
   }
-  float v0 = __fmul_rn(__fadd_rn(even0, odd0), scale0);
-  float v1 = __fmul_rn(__fadd_rn(even1, odd1), scale1);
-#pragma unroll
-  for (int distance = 1; distance <= 2; distance <<= 1) {
-    v0 = __fadd_rn(v0, __shfl_xor_sync(0xffffffffu, v0, distance));
-    v1 = __fadd_rn(v1, __shfl_xor_sync(0xffffffffu, v1, distance));
-  }
-  return make_float2(v0, v1);
+  const float v0 = __fmul_rn(__fadd_rn(even0, odd0), scale0);
+  const float v1 = __fmul_rn(__fadd_rn(even1, odd1), scale1);
+  const bool odd_lane = (quad_lane & 1) != 0;
+  const float keep = odd_lane ? v1 : v0, send = odd_lane ? v0 : v1;
+  const float pair_sum = __fadd_rn(keep, __shfl_xor_sync(0xffffffffu, send, 1));
+  return __fadd_rn(pair_sum, __shfl_xor_sync(0xffffffffu, pair_sum, 2));
 }
 
 }  // namespace dsa::cuda::epilogue

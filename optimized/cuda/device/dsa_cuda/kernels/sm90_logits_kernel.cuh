@@ -57,8 +57,10 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
   float* scales = reinterpret_cast<float*>(smem + layout.scale_offset);      // [S][64]
   int32_t* block_pos = reinterpret_cast<int32_t*>(smem + layout.meta_offset);  // [S][8]
 
-  const uint32_t warpgroup = threadIdx.x / 128;
-  const uint32_t warp = (threadIdx.x / 32) % 4;
+  // Through a shuffle, so that the compiler knows them warp-uniform: the ring positions, tile
+  // addresses and wgmma descriptors derived from them then stay in uniform registers.
+  const uint32_t warpgroup = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0);
+  const uint32_t warp = __shfl_sync(0xffffffffu, (threadIdx.x / 32) % 4, 0);
   const uint32_t lane = threadIdx.x % 32;
   const int32_t blocks_per_unit = kUnit / p.block;
 
@@ -232,15 +234,19 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
     if constexpr (kMode == LogitsMode::compact) return true;
     return x.first < hi && x.first + kUnit > lo;
   };
+  // A tile's or Q's address is the same in every lane: taken from lane 0 by a shuffle, the compiler
+  // knows it and builds the descriptors in uniform registers, where wgmma reads them (otherwise each
+  // wgmma of a chain cost four moves into uniform registers and the descriptor arithmetic per lane).
+  const auto uniform_descriptor = [](const uint8_t* tile) {
+    return layout::kmajor_descriptor<kHeadDim>(__shfl_sync(0xffffffffu, ptx::smem_addr(tile), 0));
+  };
   const auto chain = [&](const Unit& x, const uint8_t* q_rows, float (&acc)[kAccum]) {
+    const uint64_t a = uniform_descriptor(x.tile), b = uniform_descriptor(q_rows);
 #pragma unroll
-    for (int s = 0; s < kSteps; ++s)
-      Mma::mma(layout::kmajor_descriptor<kHeadDim>(x.tile, s * 32), layout::kmajor_descriptor<kHeadDim>(q_rows, s * 32),
-               acc, s > 0 ? 1u : 0u);
+    for (int s = 0; s < kSteps; ++s) Mma::mma(a + layout::k32_step(s), b + layout::k32_step(s), acc, s > 0 ? 1u : 0u);
   };
   const auto finish = [&](const Unit& x, const float* acc, const float* w_row, float* out_row, int32_t lo, int32_t hi) {
-    const float2 v = epilogue::sm90_head_sum<kHeads>(acc, w_row, quad_lane, x.scale0, x.scale1);
-    const float mine = quad_lane == 0 ? v.x : v.y;
+    const float mine = epilogue::sm90_head_sum<kHeads>(acc, w_row, quad_lane, x.scale0, x.scale1);
     if constexpr (kMode == LogitsMode::compact) {
       if (storer && x.pos >= 0 && x.pos < hi) out_row[x.k * kUnit + my_token] = mine;
     } else {
@@ -278,6 +284,7 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
     const uint8_t* q_tile = smem + layout.q_offset(slot);
     const float* w_tile = reinterpret_cast<const float*>(smem + layout.w_offset_of(slot));
     float* const seg_out = p.out + int64_t(out_row0) * p.out_stride;
+    const int64_t row_step = int64_t(kRowStep) * p.out_stride;
 
     const int32_t last = walk.last();
     int32_t first_local = u - walk.begin;
@@ -292,7 +299,8 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
       const Unit b = pair ? open(local + kMathWG, stage_b, phase_b, seg_first) : a;
       stage += kAdvance;
       if (stage >= S) stage -= S, phase ^= 1;
-      for (int32_t j = 0; j < rows; j += kRowStep) {
+      float* out_j = seg_out;  // row j's logits
+      for (int32_t j = 0; j < rows; j += kRowStep, out_j += row_step) {
         const int32_t lo = bounds[2 * j], hi = bounds[2 * j + 1];
         const bool second_row = kRowPairs && j + 1 < rows;
         const int32_t lo1 = second_row ? bounds[2 * j + 2] : 0, hi1 = second_row ? bounds[2 * j + 3] : 0;
@@ -309,7 +317,6 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
           mma::wgmma_commit();
           mma::wgmma_wait<0>();
           mma::fence_operands(acc0);
-          float* const out_j = seg_out + int64_t(j) * p.out_stride;
           if (sees(a, lo, hi)) finish(a, acc0, w_row, out_j, lo, hi);
           if (second_row && sees(a, lo1, hi1)) finish(a, acc0 + kRowAccum, w_row + kHeads, out_j + p.out_stride, lo1, hi1);
         } else if constexpr (!kAccurate) {
@@ -324,17 +331,16 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
           mma::wgmma_wait<0>();
           mma::fence_operands(acc0);
           mma::fence_operands(acc1);
-          float* const out_j = seg_out + int64_t(j) * p.out_stride;
           if (run_a) finish(a, acc0, w_row, out_j, lo, hi);
           if (run_b) finish(b, acc1, w_row, out_j, lo, hi);
         } else {
           // One unit; each k32 step from zero into one of two buffers, so that the fp32 add of step s
           // overlaps the wgmma of step s + 1.
+          const uint64_t desc_a = uniform_descriptor(a.tile), desc_b = uniform_descriptor(q_rows);
           const auto issue = [&](int s, float(&buffer)[kAccum]) {
             mma::fence_operands(buffer);
             mma::wgmma_fence();
-            Mma::mma(layout::kmajor_descriptor<kHeadDim>(a.tile, s * 32),
-                     layout::kmajor_descriptor<kHeadDim>(q_rows, s * 32), buffer, 0u);
+            Mma::mma(desc_a + layout::k32_step(s), desc_b + layout::k32_step(s), buffer, 0u);
             mma::wgmma_commit();
           };
           if constexpr (kStepBuffers == 1) {
@@ -370,7 +376,7 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
               if (s % 2 == 0) add(step0); else add(step1);
             }
           }
-          finish(a, acc0, w_row, seg_out + int64_t(j) * p.out_stride, lo, hi);
+          finish(a, acc0, w_row, out_j, lo, hi);
         }
       }
       ptx::mbar_arrive(&empty[a.stage]);

@@ -21,14 +21,24 @@ struct KMajorSwizzle {
   static constexpr uint32_t kAlignment = 1024;
 };
 
+// The descriptor of the tile at shared-memory address `address`.
 template <int kRowBytes>
-__device__ __forceinline__ uint64_t kmajor_descriptor(const void* tile, uint32_t k_byte_offset) {
+__device__ __forceinline__ uint64_t kmajor_descriptor(uint32_t address) {
   using L = KMajorSwizzle<kRowBytes>;
-  const uint32_t address = ptx::smem_addr(tile) + k_byte_offset;
   uint64_t desc = uint64_t((address & 0x3FFFF) >> 4);
   desc |= uint64_t(L::kAtomBytes >> 4) << 32;
   desc |= L::kLayoutType << 62;
   return desc;
 }
+
+template <int kRowBytes>
+__device__ __forceinline__ uint64_t kmajor_descriptor(const void* tile, uint32_t k_byte_offset) {
+  return kmajor_descriptor<kRowBytes>(ptx::smem_addr(tile) + k_byte_offset);
+}
+
+// The descriptor of k32 step s from step 0's: its start 32 s bytes on, i.e. 2 s in the start field
+// (16-byte units). The field cannot carry into the next one: it holds address bits 4-17, and every
+// shared-memory address, a tile's last step included, is below 2^18.
+__device__ __forceinline__ constexpr uint64_t k32_step(int s) { return uint64_t(s) * (32 >> 4); }
 
 }  // namespace dsa::cuda::layout
