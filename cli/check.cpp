@@ -79,7 +79,7 @@ int check(const CheckCliOptions& o) {
   return result.exit_code();
 }
 
-const Registrar registrar("check", 41, [](CLI::App& app) {
+const Registrar check_registrar("check", 41, [](CLI::App& app) {
   auto o = std::make_shared<CheckCliOptions>();
   auto* sub = app.add_subcommand(
       "check", "Judge a kernel's outputs for a golden set (exit 1 on a failed check or when nothing was checked, 2 on bad input)");

@@ -118,7 +118,7 @@ int golden(const GoldenOptions& o) {
   return kExitOk;
 }
 
-const Registrar registrar("golden", 40, [](CLI::App& app) {
+const Registrar golden_registrar("golden", 40, [](CLI::App& app) {
   auto o = std::make_shared<GoldenOptions>();
   auto* sub = app.add_subcommand("golden", "Write a preset's golden cases (safetensors) and manifest.json");
   sub->add_option("--preset", o->preset, "Preset name (--list shows them)");

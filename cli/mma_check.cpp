@@ -123,7 +123,7 @@ int mma_check(const MmaCheckOptions& o) {
   return passed ? kExitOk : kExitCheckFailed;
 }
 
-const Registrar registrar("mma-check", 40, [](CLI::App& app) {
+const Registrar mma_check_registrar("mma-check", 40, [](CLI::App& app) {
   auto o = std::make_shared<MmaCheckOptions>();
   auto* sub = app.add_subcommand(
       "mma-check", "Recompute every output of matrix-unit dumps with a model; exit 1 unless all match bit for bit");

@@ -63,7 +63,7 @@ int reference(const ReferenceOptions& o) {
   return kExitOk;
 }
 
-const Registrar registrar("reference", 30, [](CLI::App& app) {
+const Registrar reference_registrar("reference", 30, [](CLI::App& app) {
   auto o = std::make_shared<ReferenceOptions>();
   auto* sub = app.add_subcommand(
       "reference", "Expected outputs for your own inputs (a safetensors file in the golden schema), under any profile");

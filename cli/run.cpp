@@ -212,7 +212,7 @@ int run(const RunOptions& o) {
   return ok ? kExitOk : kExitCheckFailed;
 }
 
-const Registrar registrar("run", 10, [](CLI::App& app) {
+const Registrar run_registrar("run", 10, [](CLI::App& app) {
   auto options = std::make_shared<RunOptions>();
   auto* sub = app.add_subcommand("run", "The main job: realistic decode steps, reference vs an independent brute force");
   sub->add_option("--rows", options->rows, "Decode rows (requests) per case")->check(CLI::Range(1, 1024));

@@ -16,8 +16,6 @@ namespace {
 
 using dataset::CaseStatus;
 
-std::string committed(const std::string& set) { return (fs::path(source_dir()) / "data" / "golden" / set).string(); }
-
 Contract every_op() {
   Contract c;
   for (const Op op : all_ops()) c.ops.insert(op);

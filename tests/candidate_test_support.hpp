@@ -17,17 +17,13 @@
 #include "dsa/profile.hpp"
 #include "dsa/synthetic.hpp"
 #include "dsa/topk.hpp"
+#include "test_values.hpp"
 
 namespace dsa::testing {
 
-inline constexpr float kInf = std::numeric_limits<float>::infinity();
-inline const float kNaN = std::numeric_limits<float>::quiet_NaN();
-
-inline uint32_t bits_of(float v) {
-  uint32_t b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
-}
+using ::dsa::test::bits_of;
+using ::dsa::test::kInf;
+using ::dsa::test::kNaN;
 
 inline Logits make_logits(int64_t rows, int64_t width, std::vector<float> values) {
   EXPECT_EQ(values.size(), size_t(rows * width));

@@ -12,13 +12,14 @@
 #include "dsa/oracle/poison.hpp"
 #include "dsa/oracle/selection_check.hpp"
 #include "golden_test_support.hpp"
+#include "test_values.hpp"
 
 namespace dsa::golden_test {
 namespace {
 
 using dataset::GoldenCase;
 using dataset::GoldenOutputs;
-constexpr float kInf = std::numeric_limits<float>::infinity();
+using ::dsa::test::kInf;
 
 bool passed(const GoldenCase& c, const GoldenOutputs& out, dataset::CheckOptions options = {}) {
   return dataset::check_case(c, out, "case", options).passed();

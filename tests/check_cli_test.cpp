@@ -18,20 +18,6 @@
 namespace dsa::golden_test {
 namespace {
 
-struct CliRun {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
-
-CliRun run_cli(const std::string& args, const TempDir& dir) {
-  const std::string log = dir / "cli.log";
-  const std::string command = "'" + std::string(DSA_CLI_PATH) + "' " + args + " > '" + log + "' 2>&1";
-  const int status = std::system(command.c_str());
-  std::ifstream in(log);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-          std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>())};
-}
-
 // A kernel's outputs folder: per case, a file of the same name holding only
 // the outputs: the reference's, as `edit` leaves them.
 void write_outputs(const std::string& golden, const std::string& outputs,

@@ -18,8 +18,6 @@ namespace {
 
 using dataset::CaseStatus;
 
-std::string committed(const std::string& set) { return (fs::path(source_dir()) / "data" / "golden" / set).string(); }
-
 Contract taking(std::set<Op> ops, std::string profile = {}) {
   Contract c;
   c.ops = std::move(ops);
@@ -162,20 +160,6 @@ TEST(CheckImpl, SparseStagesOfTheSm100Case) {
       EXPECT_EQ(c.status, CaseStatus::passed) << topk_only.report().to_text();
       EXPECT_EQ(c.from_golden, (std::vector<std::string>{"sparse_block_ids", "sparse_logits"}));
     }
-}
-
-struct CliRun {
-  int exit_code = -1;
-  std::string output;
-};
-
-CliRun run_cli(const std::string& args, const TempDir& dir) {
-  const std::string log = dir / "cli.log";
-  const std::string command = "'" + std::string(DSA_CLI_PATH) + "' " + args + " > '" + log + "' 2>&1";
-  const int status = std::system(command.c_str());
-  std::ifstream in(log);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-          std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>())};
 }
 
 TEST(CheckImplCli, ExitCodesAndStatements) {

@@ -10,12 +10,13 @@
 #include "dsa/error.hpp"
 #include "dsa/formats.hpp"
 #include "dsa/rng.hpp"
+#include "test_values.hpp"
 
 namespace dsa {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+using test::kInf;
+using test::kNaN;
 
 // Independent definitions: the value of a (sign, exponent field, mantissa)
 // triple of a float format with `mbits` mantissa bits and bias `bias`.

@@ -19,10 +19,13 @@
 #include "dsa/fuzz/differential.hpp"
 #include "dsa/fuzz/external.hpp"
 #include "dsa/topk.hpp"
+#include "fuzz_test_support.hpp"
 #include "test_support.hpp"
 
 namespace dsa::fuzz {
 namespace {
+
+using test::maker;
 
 // Every decode logit of row 0 at its column 0 one ulp up: the logits differ, the selections read their own.
 class OneUlpUp : public ForwardingOps {
@@ -79,11 +82,6 @@ class TakesNothing : public IndexerOps {
 public:
   std::string name() const override { return "takes_nothing"; }
 };
-
-template <class Impl>
-MakeImpl maker() {
-  return [] { return std::unique_ptr<IndexerOps>(new Impl()); };
-}
 
 CampaignOptions against_reference(MakeImpl make_impl, std::vector<std::string> properties, int64_t cases) {
   CampaignOptions o;

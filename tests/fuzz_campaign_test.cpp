@@ -13,6 +13,7 @@
 #include <regex>
 #include <set>
 
+#include "build_paths.hpp"
 #include "dsa/error.hpp"
 #include "dsa/fuzz/mutants.hpp"
 #include "fuzz_test_support.hpp"

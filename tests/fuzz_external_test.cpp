@@ -21,12 +21,7 @@
 namespace dsa::fuzz {
 namespace {
 
-// A Python 3 with numpy (Debian's python3-numpy may sit beside another python3 on PATH).
-std::string python_with_numpy() {
-  for (const char* python : {"python3", "/usr/bin/python3"})
-    if (std::system((std::string(python) + " -c 'import numpy' > /dev/null 2>&1").c_str()) == 0) return python;
-  return {};
-}
+using test::python_with_numpy;
 
 std::string example(const std::string& script) {
   return shell_quote(test::source_dir() + "/python/examples/" + script);

@@ -136,17 +136,17 @@ struct GarbagePastTheRow : PatchedReference {  // leaves the columns past L_r as
   }
 };
 
-struct Expect {
+struct PropertyAndBug {
   const char* property;
   std::function<std::unique_ptr<IndexerOps>()> make;
 };
 
-void PrintTo(const Expect& e, std::ostream* os) { *os << e.property; }
+void PrintTo(const PropertyAndBug& e, std::ostream* os) { *os << e.property; }
 
-class FuzzPropertyCatches : public ::testing::TestWithParam<Expect> {};
+class FuzzPropertyCatches : public ::testing::TestWithParam<PropertyAndBug> {};
 
 TEST_P(FuzzPropertyCatches, ItsBug) {
-  const Expect& e = GetParam();
+  const PropertyAndBug& e = GetParam();
   const CampaignResult r = fuzz_one(e.make, e.property, 300);
   ASSERT_EQ(r.properties.size(), 1u);
   const PropertyResult& p = r.properties[0];
@@ -160,20 +160,20 @@ TEST_P(FuzzPropertyCatches, ItsBug) {
 
 INSTANTIATE_TEST_SUITE_P(
     OneBugEach, FuzzPropertyCatches,
-    ::testing::Values(Expect{property::kTopkAgrees, maker<FirstIndicesTopk>()},
-                      Expect{property::kColumnsPastLengthIgnored, maker<ReadsOnePastTheRow>()},
-                      Expect{property::kEveryEntryWritten, maker<LeavesTheLastSlot>()},
-                      Expect{property::kDeterminism, maker<AlternatingTies>()},
-                      Expect{property::kCandidateSelectAgrees, maker<FirstBlocks>()},
-                      Expect{property::kCandidateTopkAgrees, maker<IgnoresCandidates>()},
-                      Expect{property::kMaskThenTopkEqualsCandidateTopk, maker<IgnoresCandidates>()},
-                      Expect{property::kLogitsAgree, maker<OneUlpLogits>()},
-                      Expect{property::kPrefillLogitsAgree, maker<OneUlpLogits>()},
-                      Expect{property::kCompactLogitsAgree, maker<OneUlpLogits>()},
-                      Expect{property::kCompactEqualsDense, maker<OneUlpLogits>()},
-                      Expect{property::kPagePermutationInvariance, maker<PageIdLeaks>()},
-                      Expect{property::kPaddedEqualsUnpadded, maker<PaddedRowsAsVllm>()},
-                      Expect{property::kLogitsAgreeClean, maker<GarbagePastTheRow>()}),
+    ::testing::Values(PropertyAndBug{property::kTopkAgrees, maker<FirstIndicesTopk>()},
+                      PropertyAndBug{property::kColumnsPastLengthIgnored, maker<ReadsOnePastTheRow>()},
+                      PropertyAndBug{property::kEveryEntryWritten, maker<LeavesTheLastSlot>()},
+                      PropertyAndBug{property::kDeterminism, maker<AlternatingTies>()},
+                      PropertyAndBug{property::kCandidateSelectAgrees, maker<FirstBlocks>()},
+                      PropertyAndBug{property::kCandidateTopkAgrees, maker<IgnoresCandidates>()},
+                      PropertyAndBug{property::kMaskThenTopkEqualsCandidateTopk, maker<IgnoresCandidates>()},
+                      PropertyAndBug{property::kLogitsAgree, maker<OneUlpLogits>()},
+                      PropertyAndBug{property::kPrefillLogitsAgree, maker<OneUlpLogits>()},
+                      PropertyAndBug{property::kCompactLogitsAgree, maker<OneUlpLogits>()},
+                      PropertyAndBug{property::kCompactEqualsDense, maker<OneUlpLogits>()},
+                      PropertyAndBug{property::kPagePermutationInvariance, maker<PageIdLeaks>()},
+                      PropertyAndBug{property::kPaddedEqualsUnpadded, maker<PaddedRowsAsVllm>()},
+                      PropertyAndBug{property::kLogitsAgreeClean, maker<GarbagePastTheRow>()}),
     [](const auto& info) { return std::string(info.param.property); });
 
 TEST(FuzzProperties, GarbagePastTheRowIsAllowedUnlessCleanRowsArePromised) {

@@ -45,19 +45,19 @@ struct LastSlotForgotten : PatchedReference {
   }
 };
 
-struct Expect {
+struct ShrinkTarget {
   const char* name;
   const char* property;
   std::function<std::unique_ptr<IndexerOps>()> make;
   int64_t max_visible;
 };
 
-void PrintTo(const Expect& e, std::ostream* os) { *os << e.name; }
+void PrintTo(const ShrinkTarget& e, std::ostream* os) { *os << e.name; }
 
-class FuzzShrinking : public ::testing::TestWithParam<Expect> {};
+class FuzzShrinking : public ::testing::TestWithParam<ShrinkTarget> {};
 
 TEST_P(FuzzShrinking, ReachesASmallCase) {
-  const Expect& e = GetParam();
+  const ShrinkTarget& e = GetParam();
   const CampaignResult r = test::fuzz_one(e.make, e.property, 500, 3);
   ASSERT_TRUE(r.properties[0].failure) << e.name << " not found";
   const Failure& f = *r.properties[0].failure;
@@ -69,9 +69,9 @@ TEST_P(FuzzShrinking, ReachesASmallCase) {
 
 INSTANTIATE_TEST_SUITE_P(
     Bugs, FuzzShrinking,
-    ::testing::Values(Expect{"ieee_topk", property::kTopkAgrees, maker<IeeeTopk>(), 64},
-                      Expect{"late_entries", property::kLogitsAgree, maker<LateEntriesOff>(), 64},
-                      Expect{"last_slot", property::kCandidateTopkAgrees, maker<LastSlotForgotten>(), 64}),
+    ::testing::Values(ShrinkTarget{"ieee_topk", property::kTopkAgrees, maker<IeeeTopk>(), 64},
+                      ShrinkTarget{"late_entries", property::kLogitsAgree, maker<LateEntriesOff>(), 64},
+                      ShrinkTarget{"last_slot", property::kCandidateTopkAgrees, maker<LastSlotForgotten>(), 64}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -13,15 +13,6 @@ namespace dsa::golden_test {
 namespace {
 
 // A python3 that has numpy, or "" (DSA_PYTHON first, then python3, then Debian's).
-std::string python_with_numpy() {
-  std::vector<std::string> candidates;
-  if (const char* env = std::getenv("DSA_PYTHON")) candidates.push_back(env);
-  candidates.insert(candidates.end(), {"/usr/bin/python3", "python3"});
-  for (const auto& py : candidates)
-    if (std::system(("'" + py + "' -c 'import numpy' >/dev/null 2>&1").c_str()) == 0) return py;
-  return "";
-}
-
 TEST(GoldenPython, ExampleRecomputesTheTopkAndChecksTheRule) {
   const std::string py = python_with_numpy();
   if (py.empty()) GTEST_SKIP() << "no python3 with numpy (Debian: apt-get install python3-numpy)";

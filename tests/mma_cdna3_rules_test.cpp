@@ -18,7 +18,7 @@ constexpr Model kGroup16 = Model::cdna3_mfma_f32_32x32x16_fp8;  // one group of 
 constexpr Model kTwoGroups = Model::cdna3_mfma_f32_16x16x32_fp8;
 
 // One instruction; from zero, the bulk path (chain_dots) must agree bit for bit.
-float run(Model m, const Dot& d, float c) {
+float run_mfma(Model m, const Dot& d, float c) {
   const float r = instruction(m, d.a(), d.b(), c, true);
   if (c == 0.0f) {
     EXPECT_EQ(testing::bits(r), testing::bits(testing::bulk_chain(m, d.a(), d.b(), d.size())));
@@ -32,14 +32,14 @@ TEST(Cdna3Rules, EvenAndOddHalvesSumApartTheSmallerRoundedTowardMinusInf) {
   // D = 2^14 - 2^-9. One 16-wide sum (or halves 0-7 / 8-15) would truncate the
   // small term toward zero instead (2^14 - 2^-10); so would rounding toward zero.
   const Dot d = Dot(kGroup16).at(0, 128, 128).at(1, -1.5f * p2(-5), p2(-5));
-  EXPECT_SAME_FLOAT(p2(14) - p2(-9), run(kGroup16, d, 0.0f));
+  EXPECT_SAME_FLOAT(p2(14) - p2(-9), run_mfma(kGroup16, d, 0.0f));
 }
 
 TEST(Cdna3Rules, InsideAHalfTermsTruncateTowardZero) {
   // The same small term at k = 2 (even, with the big one): truncated toward zero
   // on the 2^-10 grid of its half: -2^-10.
   const Dot d = Dot(kGroup16).at(0, 128, 128).at(2, -1.5f * p2(-5), p2(-5));
-  EXPECT_SAME_FLOAT(p2(14) - p2(-10), run(kGroup16, d, 0.0f));
+  EXPECT_SAME_FLOAT(p2(14) - p2(-10), run_mfma(kGroup16, d, 0.0f));
 }
 
 TEST(Cdna3Rules, HalvesKeep24FractionBits) {
@@ -47,7 +47,7 @@ TEST(Cdna3Rules, HalvesKeep24FractionBits) {
   // 1.5 * 2^-12, truncated to 2^-12. D = 256 + 2^-12 exactly. With 25 bits
   // the term would stay whole (256 + 1.5 * 2^-12); with 23 it would vanish.
   const Dot d = Dot(kGroup16).at(0, 64, 64).at(2, -64, 60).at(4, 1.5f * p2(-6), p2(-6));
-  EXPECT_SAME_FLOAT(256.0f + p2(-12), run(kGroup16, d, 0.0f));
+  EXPECT_SAME_FLOAT(256.0f + p2(-12), run_mfma(kGroup16, d, 0.0f));
 }
 
 TEST(Cdna3Rules, ProductSumKeeps31BitsBelowCsExponent) {
@@ -56,14 +56,14 @@ TEST(Cdna3Rules, ProductSumKeeps31BitsBelowCsExponent) {
   // round-to-nearest gives 4096 + 2^-11. With 30 bits, 2^-19 would be floored
   // away: an exact tie, rounded to even (4096).
   const Dot d = Dot(kGroup16).at(0, p2(-6), p2(-6)).at(2, p2(-10), p2(-9));
-  EXPECT_SAME_FLOAT(4096.0f + p2(-11), run(kGroup16, d, 4096.0f));
+  EXPECT_SAME_FLOAT(4096.0f + p2(-11), run_mfma(kGroup16, d, 4096.0f));
 }
 
 TEST(Cdna3Rules, ProductSumBits32BelowAreDropped) {
   // 2^-12 + 2^-20: the 2^-20 is below the 31-bit grid (2^-19) and floored away,
   // leaving an exact tie that rounds to even: 4096. Keeping 32 bits rounds up.
   const Dot d = Dot(kGroup16).at(0, p2(-6), p2(-6)).at(2, p2(-10), p2(-10));
-  EXPECT_SAME_FLOAT(4096.0f, run(kGroup16, d, 4096.0f));
+  EXPECT_SAME_FLOAT(4096.0f, run_mfma(kGroup16, d, 4096.0f));
 }
 
 TEST(Cdna3Rules, ProductSumRoundsTowardMinusInfNotTowardZero) {
@@ -71,7 +71,7 @@ TEST(Cdna3Rules, ProductSumRoundsTowardMinusInfNotTowardZero) {
   // -4096 - 2^-12, so D = -4096 - 2^-11. Rounding S toward zero would leave an
   // exact tie, rounded to even: -4096.
   const Dot d = Dot(kGroup16).at(0, -p2(-6), p2(-6)).at(2, -p2(-10), p2(-10));
-  EXPECT_SAME_FLOAT(-4096.0f - p2(-11), run(kGroup16, d, -4096.0f));
+  EXPECT_SAME_FLOAT(-4096.0f - p2(-11), run_mfma(kGroup16, d, -4096.0f));
 }
 
 TEST(Cdna3Rules, CKept25BinadesBelowAndDropped26Below) {
@@ -80,17 +80,17 @@ TEST(Cdna3Rules, CKept25BinadesBelowAndDropped26Below) {
   // lies 26 below: dropped, D = 4096. (Dropping at 25, or keeping at 26,
   // fails one of the two; so does rounding C toward zero.)
   const Dot d = Dot(kGroup16).at(0, 64, 64);
-  EXPECT_SAME_FLOAT(4096.0f - p2(-12), run(kGroup16, d, -p2(-13)));
-  EXPECT_SAME_FLOAT(4096.0f, run(kGroup16, d, -p2(-14)));
+  EXPECT_SAME_FLOAT(4096.0f - p2(-12), run_mfma(kGroup16, d, -p2(-13)));
+  EXPECT_SAME_FLOAT(4096.0f, run_mfma(kGroup16, d, -p2(-14)));
 }
 
 TEST(Cdna3Rules, CRoundsTowardMinusInfOn24BitsBelowTheMaximum) {
   // C = -1.25 * 2^-12 floored to the 2^-12 grid: -2^-11; D = 4096 - 2^-11.
   // Toward zero would give -2^-12 (D = 4096 - 2^-12).
   const Dot d = Dot(kGroup16).at(0, 64, 64);
-  EXPECT_SAME_FLOAT(4096.0f - p2(-11), run(kGroup16, d, -1.25f * p2(-12)));
+  EXPECT_SAME_FLOAT(4096.0f - p2(-11), run_mfma(kGroup16, d, -1.25f * p2(-12)));
   // A positive C below the grid is floored to zero.
-  EXPECT_SAME_FLOAT(4096.0f, run(kGroup16, d, 0.75f * p2(-12)));
+  EXPECT_SAME_FLOAT(4096.0f, run_mfma(kGroup16, d, 0.75f * p2(-12)));
 }
 
 TEST(Cdna3Rules, ResultRoundsToNearestEven) {
@@ -99,13 +99,13 @@ TEST(Cdna3Rules, ResultRoundsToNearestEven) {
   // +inf would not). C = 2^-10 makes the sum 2^14 + 2^-9, exact; C = 2^-11 is
   // 25 binades below, kept, but floored to zero on the 2^-10 grid.
   const Dot d = Dot(kGroup16).at(0, 128, 128).at(2, p2(-5), p2(-5));
-  EXPECT_SAME_FLOAT(p2(14), run(kGroup16, d, 0.0f));
-  EXPECT_SAME_FLOAT(p2(14) + p2(-9), run(kGroup16, d, p2(-10)));
-  EXPECT_SAME_FLOAT(p2(14), run(kGroup16, d, p2(-11)));
+  EXPECT_SAME_FLOAT(p2(14), run_mfma(kGroup16, d, 0.0f));
+  EXPECT_SAME_FLOAT(p2(14) + p2(-9), run_mfma(kGroup16, d, p2(-10)));
+  EXPECT_SAME_FLOAT(p2(14), run_mfma(kGroup16, d, p2(-11)));
   // 2^14 + 3 * 2^-10 is the tie between 2^14 + 2^-9 (odd) and 2^14 + 2^-8
   // (even): nearest-even rounds up, where toward zero or -inf would not.
   const Dot up = Dot(kGroup16).at(0, 128, 128).at(2, 1.5f * p2(-4), p2(-5));
-  EXPECT_SAME_FLOAT(p2(14) + p2(-8), run(kGroup16, up, 0.0f));
+  EXPECT_SAME_FLOAT(p2(14) + p2(-8), run_mfma(kGroup16, up, 0.0f));
 }
 
 TEST(Cdna3Rules, GroupsRunInOrderEachRoundedToFp32) {
@@ -113,11 +113,11 @@ TEST(Cdna3Rules, GroupsRunInOrderEachRoundedToFp32) {
   // which adds -2^14: +0. Group 1 first would give 2^-10, and so would one
   // 32-wide sum.
   const Dot d = Dot(kTwoGroups).at(0, 128, 128).at(2, p2(-5), p2(-5)).at(16, -128, 128);
-  const float got = run(kTwoGroups, d, 0.0f);
+  const float got = run_mfma(kTwoGroups, d, 0.0f);
   EXPECT_SAME_FLOAT(0.0f, got);
   // Swapping the groups' contents swaps the answer.
   const Dot swapped = Dot(kTwoGroups).at(16, 128, 128).at(18, p2(-5), p2(-5)).at(0, -128, 128);
-  EXPECT_SAME_FLOAT(p2(-10), run(kTwoGroups, swapped, 0.0f));
+  EXPECT_SAME_FLOAT(p2(-10), run_mfma(kTwoGroups, swapped, 0.0f));
 }
 
 TEST(Cdna3Rules, SubnormalsKeepTheMinimumExponent) {
@@ -125,32 +125,32 @@ TEST(Cdna3Rules, SubnormalsKeepTheMinimumExponent) {
   // 0, not -3, so C = 2^-20 + 2^-26 is floored to the 2^-24 grid: D = 2^-3 + 2^-20.
   // Normalising the subnormal would keep C whole.
   const Dot d = Dot(kGroup16).at(0, p2(-10), 128);
-  EXPECT_SAME_FLOAT(p2(-3) + p2(-20), run(kGroup16, d, p2(-20) + p2(-26)));
+  EXPECT_SAME_FLOAT(p2(-3) + p2(-20), run_mfma(kGroup16, d, p2(-20) + p2(-26)));
 }
 
 TEST(Cdna3Rules, ZeroProductsAreNoTerm) {
   // Every product zero (one operand 240): C alone, even the smallest subnormal.
   // (MMA-Sim's exponent -126 for zeros would floor it away; NUMERICS "Zero operands".)
   const Dot d = Dot(kGroup16).at(0, 0.0f, 240).at(1, 240, 0.0f);
-  EXPECT_SAME_FLOAT(p2(-149), run(kGroup16, d, p2(-149)));
-  EXPECT_SAME_FLOAT(-p2(-130), run(kGroup16, d, -p2(-130)));
-  EXPECT_SAME_FLOAT(0.0f, run(kGroup16, d, -0.0f));  // -0 is no term: +0
+  EXPECT_SAME_FLOAT(p2(-149), run_mfma(kGroup16, d, p2(-149)));
+  EXPECT_SAME_FLOAT(-p2(-130), run_mfma(kGroup16, d, -p2(-130)));
+  EXPECT_SAME_FLOAT(0.0f, run_mfma(kGroup16, d, -0.0f));  // -0 is no term: +0
 }
 
 TEST(Cdna3Rules, NanAndInfinity) {
   const Dot d = Dot(kTwoGroups).at(0, 2, 3);
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  EXPECT_SAME_FLOAT(kInf, run(kTwoGroups, d, kInf));
-  EXPECT_SAME_FLOAT(-kInf, run(kTwoGroups, d, -kInf));
-  EXPECT_SAME_FLOAT(nan, run(kTwoGroups, d, nan));
+  EXPECT_SAME_FLOAT(kInf, run_mfma(kTwoGroups, d, kInf));
+  EXPECT_SAME_FLOAT(-kInf, run_mfma(kTwoGroups, d, -kInf));
+  EXPECT_SAME_FLOAT(nan, run_mfma(kTwoGroups, d, nan));
   for (int k : {0, 31}) {  // 0x80 is e4m3fnuz's only NaN, in either group
     Dot with_nan = Dot(kTwoGroups).at(0, 2, 3);
     with_nan.code_at(k, 0x80, 0x38);
-    EXPECT_SAME_FLOAT(nan, run(kTwoGroups, with_nan, 1.0f));
-    EXPECT_SAME_FLOAT(nan, run(kTwoGroups, with_nan, kInf));
+    EXPECT_SAME_FLOAT(nan, run_mfma(kTwoGroups, with_nan, 1.0f));
+    EXPECT_SAME_FLOAT(nan, run_mfma(kTwoGroups, with_nan, kInf));
   }
   // The largest fp32 C plus a positive product rounds to nearest: no overflow.
-  EXPECT_SAME_FLOAT(std::numeric_limits<float>::max(), run(kTwoGroups, d, std::numeric_limits<float>::max()));
+  EXPECT_SAME_FLOAT(std::numeric_limits<float>::max(), run_mfma(kTwoGroups, d, std::numeric_limits<float>::max()));
 }
 
 TEST(Cdna3Rules, ChainAddsInstructionsInOrder) {

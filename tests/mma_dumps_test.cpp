@@ -23,12 +23,15 @@
 
 #include "dsa/error.hpp"
 #include "dsa/mma/dump_check.hpp"
+#include "mma_test_support.hpp"
 #include "test_support.hpp"
 
 namespace dsa::mma {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::run_cli;
+using testing::write_temp;
 
 struct KnownDump {
   Model model;
@@ -73,12 +76,6 @@ std::vector<std::string> dump_files() {
 std::vector<uint8_t> read_bytes(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-fs::path write_temp(const std::string& name, const std::vector<uint8_t>& bytes) {
-  const fs::path p = fs::temp_directory_path() / ("dsa_mma_" + std::to_string(::getpid()) + "_" + name);
-  std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
-  return p;
 }
 
 class EveryDump : public ::testing::TestWithParam<std::string> {};
@@ -268,12 +265,6 @@ TEST(MmaDumps, ZeroRecordsCheckNothingAndDoNotPass) {
   EXPECT_EQ(0, run_cli_output("--allow-empty --model sm90_mma_sync_e4m3 '" + headerless.string() + "'", out)) << out;
   fs::remove(headered);
   fs::remove(headerless);
-}
-
-int run_cli(const std::string& args) {
-  const std::string command = std::string("'") + DSA_CLI_PATH + "' mma-check " + args + " >/dev/null 2>&1";
-  const int status = std::system(command.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 TEST(MmaCheckCommand, ExitCodes) {

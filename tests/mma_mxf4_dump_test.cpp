@@ -18,13 +18,18 @@
 #include <string>
 #include <vector>
 
+#include "build_paths.hpp"
 #include "dsa/formats.hpp"
 #include "dsa/mma/dump_check.hpp"
+#include "mma_test_support.hpp"
 
 namespace dsa::mma {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::kMxf4;
+using testing::run_cli;
+using testing::write_temp;
 
 constexpr int kM = 64, kN = 8, kK = 64;
 
@@ -100,20 +105,6 @@ Mxf4Record worked_record() {
   r.d[5][7] = 3.0f * std::ldexp(1.0f, -20);
   return r;
 }
-
-fs::path write_temp(const std::string& name, const std::vector<uint8_t>& bytes) {
-  const fs::path p = fs::temp_directory_path() / ("dsa_mxf4_" + std::to_string(::getpid()) + "_" + name);
-  std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
-  return p;
-}
-
-int run_cli(const std::string& args) {
-  const std::string command = std::string("'") + DSA_CLI_PATH + "' mma-check " + args + " >/dev/null 2>&1";
-  const int status = std::system(command.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-constexpr Model kMxf4 = Model::sm100_tcgen05_mxf4_k64;
 
 TEST(Mxf4Dumps, TheHeaderlessRecordIsTheSharedLayout) {
   const DumpLayout l = headerless_layout(kMxf4, DumpFormat::single);

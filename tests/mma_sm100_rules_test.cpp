@@ -15,13 +15,13 @@ namespace {
 
 using testing::Dot;
 using testing::kInf;
+using testing::kMxf4;
 using testing::p2;
 
 constexpr Model kTc = Model::sm100_tcgen05_f8f6f4_e4m3;
-constexpr Model kMxf4 = Model::sm100_tcgen05_mxf4_k64;
 
 // One instruction; from zero, the bulk path (chain_dots) must agree bit for bit.
-float run(const Dot& d, float c, bool use_c = true) {
+float run_f8f6f4(const Dot& d, float c, bool use_c = true) {
   const float r = instruction(kTc, d.a(), d.b(), c, use_c);
   if (!use_c || c == 0.0f) {
     EXPECT_EQ(testing::bits(r), testing::bits(testing::bulk_chain(kTc, d.a(), d.b(), d.size())));
@@ -38,14 +38,14 @@ TEST(Sm100Rules, TermsKeep25FractionBitsEachTruncatedTowardZero) {
   // (4096 + 1.5 * 2^-8); truncating the sum instead of each term gives the same.
   Dot d = big_pair();
   d.at(2, 1.5f * p2(-3), p2(-6)).at(3, 1.5f * p2(-3), p2(-6));
-  EXPECT_SAME_FLOAT(4096.0f + p2(-8), run(d, 0.0f, false));
+  EXPECT_SAME_FLOAT(4096.0f + p2(-8), run_f8f6f4(d, 0.0f, false));
 }
 
 TEST(Sm100Rules, NegativeTermsTruncateTowardZero) {
   // -1.5 * 2^-9 -> -2^-9 (flooring would give -2^-8).
   Dot d = big_pair();
   d.at(2, -1.5f * p2(-3), p2(-6));
-  EXPECT_SAME_FLOAT(4096.0f - p2(-9), run(d, 0.0f, false));
+  EXPECT_SAME_FLOAT(4096.0f - p2(-9), run_f8f6f4(d, 0.0f, false));
 }
 
 TEST(Sm100Rules, ResultRoundsTowardZero) {
@@ -55,7 +55,7 @@ TEST(Sm100Rules, ResultRoundsTowardZero) {
   for (float sign : {1.0f, -1.0f}) {
     Dot d = Dot(kTc).at(0, sign * 256, 256);
     for (int k = 1; k <= 3; ++k) d.at(k, sign * p2(-3), p2(-6));
-    EXPECT_SAME_FLOAT(sign * p2(16), run(d, 0.0f, false));
+    EXPECT_SAME_FLOAT(sign * p2(16), run_f8f6f4(d, 0.0f, false));
   }
 }
 
@@ -66,14 +66,14 @@ TEST(Sm100Rules, CTakesPartInTheMaximum) {
   Dot d(kTc);
   for (int k = 0; k < 4; ++k) d.at(k, -256, 256);
   d.at(4, 1.5f * p2(-3), p2(-4));
-  EXPECT_SAME_FLOAT(p2(-7), run(d, p2(18)));
+  EXPECT_SAME_FLOAT(p2(-7), run_f8f6f4(d, p2(18)));
 }
 
 TEST(Sm100Rules, CIsTruncatedLikeAnyTerm) {
   // A lone C of 1 + 2^-23 with a product 2^8 * 2^8 (X = 16): the grid is 2^-9,
   // so C becomes 1 and D = 65537 exactly.
   const Dot d = Dot(kTc).at(0, 256, 256);
-  EXPECT_SAME_FLOAT(65537.0f, run(d, 1.0f + p2(-23)));
+  EXPECT_SAME_FLOAT(65537.0f, run_f8f6f4(d, 1.0f + p2(-23)));
 }
 
 TEST(Sm100Rules, SubnormalsKeepTheMinimumExponent) {
@@ -81,40 +81,40 @@ TEST(Sm100Rules, SubnormalsKeepTheMinimumExponent) {
   // exponent 2: the grid is 2^-23, so C = 2^-20 + 2^-24 loses its 2^-24.
   // Normalising the subnormal (exponent -9, grid 2^-26) would keep it.
   const Dot d = Dot(kTc).at(0, p2(-9), 256);
-  EXPECT_SAME_FLOAT(0.5f + p2(-20), run(d, p2(-20) + p2(-24)));
+  EXPECT_SAME_FLOAT(0.5f + p2(-20), run_f8f6f4(d, p2(-20) + p2(-24)));
 }
 
 TEST(Sm100Rules, ZeroProductsAreNoTerm) {
   // Every product zero: C alone, even the smallest subnormal (MMA-Sim's
   // exponent -126 for a zero operand would truncate it: NUMERICS "Zero operands").
   const Dot d = Dot(kTc).at(0, 0.0f, 256).at(1, 256, -0.0f);
-  EXPECT_SAME_FLOAT(p2(-149), run(d, p2(-149)));
-  EXPECT_SAME_FLOAT(0.0f, run(d, -0.0f));  // no term: +0
+  EXPECT_SAME_FLOAT(p2(-149), run_f8f6f4(d, p2(-149)));
+  EXPECT_SAME_FLOAT(0.0f, run_f8f6f4(d, -0.0f));  // no term: +0
 }
 
 TEST(Sm100Rules, ExactCancellationIsPlusZero) {
   const Dot d = Dot(kTc).at(0, 3, 5).at(7, -3, 5);
-  EXPECT_SAME_FLOAT(0.0f, run(d, 0.0f, false));
-  EXPECT_SAME_FLOAT(0.0f, run(d, -0.0f));
+  EXPECT_SAME_FLOAT(0.0f, run_f8f6f4(d, 0.0f, false));
+  EXPECT_SAME_FLOAT(0.0f, run_f8f6f4(d, -0.0f));
   // scale-d = 0 ignores C entirely.
-  EXPECT_SAME_FLOAT(0.0f, run(d, 7.0f, false));
+  EXPECT_SAME_FLOAT(0.0f, run_f8f6f4(d, 7.0f, false));
 }
 
 TEST(Sm100Rules, NanAndInfinity) {
   const Dot d = Dot(kTc).at(0, 2, 3);
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  EXPECT_SAME_FLOAT(kInf, run(d, kInf));
-  EXPECT_SAME_FLOAT(-kInf, run(d, -kInf));
-  EXPECT_SAME_FLOAT(nan, run(d, nan));
+  EXPECT_SAME_FLOAT(kInf, run_f8f6f4(d, kInf));
+  EXPECT_SAME_FLOAT(-kInf, run_f8f6f4(d, -kInf));
+  EXPECT_SAME_FLOAT(nan, run_f8f6f4(d, nan));
   for (uint8_t code : {uint8_t(0x7f), uint8_t(0xff)}) {
     Dot with_nan = Dot(kTc).at(0, 2, 3);
     with_nan.code_at(31, 0x38, code);
-    EXPECT_SAME_FLOAT(nan, run(with_nan, 1.0f));
-    EXPECT_SAME_FLOAT(nan, run(with_nan, kInf));
+    EXPECT_SAME_FLOAT(nan, run_f8f6f4(with_nan, 1.0f));
+    EXPECT_SAME_FLOAT(nan, run_f8f6f4(with_nan, kInf));
   }
   // Rounding toward zero never overflows: the largest C stays finite.
   const float max = std::numeric_limits<float>::max();
-  EXPECT_SAME_FLOAT(max, run(d, max));
+  EXPECT_SAME_FLOAT(max, run_f8f6f4(d, max));
 }
 
 // ---- kind::mxf4 (K = 64, e2m1 with one ue8m0 scale per 32), as DeepGEMM's

@@ -2,22 +2,44 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "build_paths.hpp"
 #include "dsa/formats.hpp"
 #include "dsa/mma/models.hpp"
+#include "test_values.hpp"
 
 namespace dsa::mma::testing {
 
 inline float p2(int e) { return std::ldexp(1.0f, e); }
-inline constexpr float kInf = std::numeric_limits<float>::infinity();
+using ::dsa::test::kInf;
+inline constexpr Model kMxf4 = Model::sm100_tcgen05_mxf4_k64;
+
+// A file of BYTES under $TMPDIR, named by the process (ctest runs tests side by side) and NAME.
+inline std::filesystem::path write_temp(const std::string& name, const std::vector<uint8_t>& bytes) {
+  const auto p = std::filesystem::temp_directory_path() / ("dsa_mma_" + std::to_string(::getpid()) + "_" + name);
+  std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  return p;
+}
+
+// The exit code of `dsa-oracle mma-check ARGS` (shell text), its output dropped.
+inline int run_cli(const std::string& args) {
+  const std::string command = std::string("'") + DSA_CLI_PATH + "' mma-check " + args + " >/dev/null 2>&1";
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
 
 // The bits of a float, for messages and for telling +0 from -0.
 inline uint32_t bits(float v) { return std::bit_cast<uint32_t>(v); }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "build_paths.hpp"
 #include "dsa/dataset/npz.hpp"
 #include "dsa/error.hpp"
 

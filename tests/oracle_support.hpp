@@ -13,11 +13,12 @@
 #include "dsa/logits.hpp"
 #include "dsa/rng.hpp"
 #include "dsa/topk.hpp"
+#include "test_values.hpp"
 
 namespace dsa::oracle::testing {
 
-inline constexpr float kInf = std::numeric_limits<float>::infinity();
-inline const float kNaN = std::numeric_limits<float>::quiet_NaN();
+using ::dsa::test::kInf;
+using ::dsa::test::kNaN;
 
 // The SPEC order by comparisons alone: NaN above everything, all NaNs equal;
 // otherwise IEEE <, which already makes -0 == +0 and -inf the smallest.

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "build_paths.hpp"
 #include "dsa/dataset/npz.hpp"
 #include "dsa/logits.hpp"
 #include "dsa/mma/models.hpp"

@@ -13,13 +13,14 @@
 #include "dsa/profile.hpp"
 #include "dsa/rng.hpp"
 #include "profile_test_support.hpp"
+#include "test_values.hpp"
 
 namespace dsa {
 namespace {
 
 using Op = ReduceStep::Op;
-constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+using test::kInf;
+using test::kNaN;
 
 Profile custom(std::vector<ReduceStep> (*build)(int), Precision reduce = Precision::fp32) {
   Profile p;

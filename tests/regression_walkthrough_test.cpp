@@ -16,29 +16,9 @@
 namespace dsa::golden_test {
 namespace {
 
-struct CliRun {
-  int exit_code = -1;
-  std::string output;
-};
-
-CliRun run_cli(const std::string& args, const TempDir& dir) {
-  const std::string log = dir / "cli.log";
-  const std::string command = "'" + std::string(DSA_CLI_PATH) + "' " + args + " > '" + log + "' 2>&1";
-  const int status = std::system(command.c_str());
-  std::ifstream in(log);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-          std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>())};
-}
-
 nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);
   return nlohmann::json::parse(in);
-}
-
-std::string python_with_numpy() {
-  for (const char* python : {"python3", "/usr/bin/python3"})
-    if (std::system((std::string(python) + " -c 'import numpy' > /dev/null 2>&1").c_str()) == 0) return python;
-  return {};
 }
 
 TEST(RegressionWalkthrough, TheReorderedNumpyKernelKeepsItsTopkAndTheReportShowsTheLogitsMoved) {

@@ -14,11 +14,13 @@
 
 #include "dsa/dataset/safetensors.hpp"
 #include "dsa/error.hpp"
+#include "test_support.hpp"
 
 namespace dsa::dataset {
 namespace {
 
 namespace fs = std::filesystem;
+using test::python_with_numpy;
 
 // A scratch folder per test, removed afterwards.
 class TempDir {
@@ -255,16 +257,6 @@ TEST(Safetensors, WritesAtomically) {
 }
 
 // A python3 that has numpy, or "" (DSA_PYTHON first, then python3, then Debian's).
-std::string python_with_numpy() {
-  std::vector<std::string> candidates;
-  if (const char* env = std::getenv("DSA_PYTHON")) candidates.push_back(env);
-  candidates.insert(candidates.end(), {"python3", "/usr/bin/python3"});
-  for (const std::string& py : candidates) {
-    if (std::system(("'" + py + "' -c 'import numpy' >/dev/null 2>&1").c_str()) == 0) return py;
-  }
-  return "";
-}
-
 TEST(Safetensors, ExchangesFilesWithTheNumpyReader) {
   const std::string py = python_with_numpy();
   if (py.empty()) GTEST_SKIP() << "no python3 with numpy";

@@ -8,16 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "build_paths.hpp"
 #include "dsa/problem.hpp"
 #include "dsa/synthetic.hpp"
+#include "test_values.hpp"
 
 namespace dsa::test {
-
-inline uint32_t bits_of(float v) {
-  uint32_t b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
-}
 
 // The repository root (for data/ files).
 inline std::string source_dir() {
@@ -30,6 +26,17 @@ inline std::string source_dir() {
 inline std::string shared_data_dir() {
   if (const char* env = std::getenv("DSA_SHARED_DATA")) return env;
   return DSA_SHARED_DATA_DIR;
+}
+
+// A python3 that imports numpy ($DSA_PYTHON first; Debian's python3-numpy may sit beside another python3
+// on PATH), or "" when there is none.
+inline std::string python_with_numpy() {
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv("DSA_PYTHON")) candidates.push_back(env);
+  candidates.insert(candidates.end(), {"python3", "/usr/bin/python3"});
+  for (const std::string& py : candidates)
+    if (std::system(("'" + py + "' -c 'import numpy' >/dev/null 2>&1").c_str()) == 0) return py;
+  return "";
 }
 
 // In a test body: skip (never pass) when the shared data folder is absent, naming the path looked at.

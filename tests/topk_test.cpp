@@ -9,12 +9,13 @@
 #include "dsa/error.hpp"
 #include "dsa/rng.hpp"
 #include "dsa/topk.hpp"
+#include "test_values.hpp"
 
 namespace dsa {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-const float kNaN = std::nanf("");
+using test::kInf;
+using test::kNaN;
 
 std::vector<int32_t> topk_of(const std::vector<float>& v, int k) {
   std::vector<int32_t> out(size_t(k), 12345);

@@ -17,11 +17,12 @@
 #include "dsa/oracle/report.hpp"
 #include "dsa/oracle/selection_check.hpp"
 #include "dsa/rng.hpp"
+#include "test_values.hpp"
 
 namespace dsa::twins_testing {
 
-inline constexpr float kInf = std::numeric_limits<float>::infinity();
-inline const float kNaN = std::numeric_limits<float>::quiet_NaN();
+using ::dsa::test::kInf;
+using ::dsa::test::kNaN;
 
 enum class RowKind {
   normal,        // N(0, 1): distinct values, the coarse pass usually decides

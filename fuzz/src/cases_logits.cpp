@@ -8,6 +8,7 @@
 #include "dsa/error.hpp"
 #include "dsa/formats.hpp"
 #include "dsa/fuzz/cases.hpp"
+#include "special_values.hpp"
 
 namespace dsa::fuzz {
 namespace {
@@ -15,7 +16,7 @@ namespace {
 using detail::bell;
 using detail::stream;
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
+using detail::kInf;
 
 float draw_value(ValueKind kind, Rng& rng) {
   switch (kind) {

@@ -7,12 +7,11 @@
 
 #include "dsa/error.hpp"
 #include "mutant_ops.hpp"
+#include "special_values.hpp"
 
 namespace dsa::fuzz::detail {
 
 namespace {
-
-constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // The selection without the pin of the newest block: its score is its plain
 // max, so a row whose newest entries score low loses the block holding them.

@@ -6,14 +6,15 @@
 
 #include "dsa/fuzz/comparator_selftest.hpp"
 #include "mutant_ops.hpp"
+#include "special_values.hpp"
 
 namespace dsa::fuzz {
 
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
+using detail::kInf;
 
-struct Pair {
+struct ComparatorCase {
   const char* what;
   float actual, expected;
   bool tolerance;  // judged with {abs 1e-3}; otherwise bitwise
@@ -32,7 +33,7 @@ float ulps_above(float v, int n) {
 std::string logits_comparator_self_test(const LogitsComparator& check) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float gpu_nan = std::bit_cast<float>(0x7fffffffu);
-  const std::vector<Pair> pairs = {
+  const std::vector<ComparatorCase> pairs = {
       {"equal values, bitwise", 1.5f, 1.5f, false, false, false, true},
       {"one ulp apart, bitwise", ulps_above(1.5f, 1), 1.5f, false, false, false, false},
       {"-0 against +0, bitwise", -0.0f, 0.0f, false, false, false, false},
@@ -47,7 +48,7 @@ std::string logits_comparator_self_test(const LogitsComparator& check) {
       {"garbage past the row, windowed", 7.0f, -kInf, false, true, false, true},
       {"garbage past the row, clean mode", 7.0f, -kInf, false, true, true, false},
   };
-  for (const Pair& pair : pairs) {
+  for (const ComparatorCase& pair : pairs) {
     // Two columns; the one not under test agrees.
     Logits actual{1, 2, {0.5f, 0.5f}}, expected{1, 2, {0.5f, 0.5f}};
     const int col = pair.past_row ? 1 : 0;
