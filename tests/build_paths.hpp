@@ -8,9 +8,11 @@ namespace dsa::test {
 const char* build_source_dir();   // the repository root the build was configured from
 const char* build_cli_path();     // the dsa-oracle program of this build
 const char* build_shared_data();  // the CMake cache variable DSA_SHARED_DATA
+const char* build_gfx942_dir();   // the gfx942 code objects of this build ("" without them)
 
 }  // namespace dsa::test
 
 #define DSA_SOURCE_DIR (::dsa::test::build_source_dir())
 #define DSA_CLI_PATH (::dsa::test::build_cli_path())
 #define DSA_SHARED_DATA_DIR (::dsa::test::build_shared_data())
+#define DSA_GFX942_DIR (::dsa::test::build_gfx942_dir())

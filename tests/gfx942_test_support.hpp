@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "build_paths.hpp"
+
 namespace dsa::test {
 
 inline std::vector<std::string> gfx942_code_objects() {

@@ -18,7 +18,7 @@
 namespace dsa {
 namespace {
 
-using Op = ReduceStep::Op;
+using StepOp = ReduceStep::Op;
 using test::kInf;
 using test::kNaN;
 
@@ -165,7 +165,7 @@ TEST(ProfileProgram, DeadStepsAreDroppedAndSlotsReused) {
   });
   const ReductionProgram tree(b, 8);
   size_t adds = 0;
-  for (const ReduceStep& s : tree.steps()) adds += s.op == Op::add;
+  for (const ReduceStep& s : tree.steps()) adds += s.op == StepOp::add;
   EXPECT_EQ(adds, 7u);
   // Lane 0 after distances 4, 2, 1: ((p0 + p4) + (p2 + p6)) + ((p1 + p5) + (p3 + p7)).
   const std::vector<float> dots = {1.0f, 0x1p-24f, 0x1p-24f, 0x1p-24f, -1.0f, 0x1p-24f, 0x1p-24f, 0x1p-24f};
@@ -184,13 +184,13 @@ TEST(ProfileProgram, MalformedProgramsAreRejected) {
     }
   };
   expect_bad(+[](int) { return std::vector<ReduceStep>{}; }, 4);
-  expect_bad(+[](int) { return std::vector<ReduceStep>{{Op::add, 0, 1, 2, -1}}; }, 4);          // reads unwritten
-  expect_bad(+[](int) { return std::vector<ReduceStep>{{Op::product, 0, -1, -1, 4}}; }, 4);     // head out of range
-  expect_bad(+[](int) { return std::vector<ReduceStep>{{Op::product, 0, -1, -1, -1}}; }, 4);    // no head
+  expect_bad(+[](int) { return std::vector<ReduceStep>{{StepOp::add, 0, 1, 2, -1}}; }, 4);          // reads unwritten
+  expect_bad(+[](int) { return std::vector<ReduceStep>{{StepOp::product, 0, -1, -1, 4}}; }, 4);     // head out of range
+  expect_bad(+[](int) { return std::vector<ReduceStep>{{StepOp::product, 0, -1, -1, -1}}; }, 4);    // no head
   expect_bad(+[](int) {
-    return std::vector<ReduceStep>{{Op::zero, 0, -1, -1, -1}, {Op::fma, 0, 0, -1, 1}};        // writes twice
+    return std::vector<ReduceStep>{{StepOp::zero, 0, -1, -1, -1}, {StepOp::fma, 0, 0, -1, 1}};        // writes twice
   }, 4);
-  expect_bad(+[](int) { return std::vector<ReduceStep>{{Op::scale, 1, 1, -1, -1}}; }, 4);     // reads itself
+  expect_bad(+[](int) { return std::vector<ReduceStep>{{StepOp::scale, 1, 1, -1, -1}}; }, 4);     // reads itself
   Profile none;
   none.name = "none";
   EXPECT_THROW(ReductionProgram(none, 8), InvalidInput);
