@@ -12,6 +12,7 @@
 
 #include "dsa/common/arch/host_simt.hpp"
 #include "dsa/common/host/selection_ops.hpp"
+#include "dsa/common/select/group_topk.hpp"
 #include "dsa/common/select/sources.hpp"
 #include "dsa/common/select/topk_tree.hpp"
 #include "dsa/common/select/tree_plan.hpp"
@@ -57,8 +58,27 @@ common::select::PlanError run_tree(const Source& src, int32_t k, int grid, std::
   return common::select::PlanError::none;
 }
 
+// GroupTopK on the emulator: a cache of two tiles, groups of at most four blocks.
+template <class S, Bug B = Bug::none>
+using EmulatedGroup = common::select::GroupTopK<common::arch::HostSimt<S::kLanes>, S::kThreads, S::kItems, 2, B>;
+inline constexpr int kEmulatedMaxGroup = 4;
+
+// Runs GroupTopK over `src` in groups of `group` blocks; out is [rows][k] as the caller filled it.
+template <class S, Bug B = Bug::none, class Source>
+void run_group(const Source& src, int32_t k, int group, std::vector<int32_t>& out) {
+  using Arch = common::arch::HostSimt<S::kLanes>;
+  using Group = EmulatedGroup<S, B>;
+  const common::select::GroupPlan plan{k, group};
+  if (src.rows() == 0) return;
+  common::arch::host_launch_groups<S::kLanes, typename Group::Shared>(
+      int(src.rows()) * group, group, S::kThreads,
+      [&](const Arch& a, typename Group::Shared& sh) { Group::run(a, sh, src, plan, out.data()); });
+}
+
 // The emulator as a device backend of SelectionOps (host/selection_ops.hpp):
-// "device" memory is host memory, a launch runs TreeTopK on `grid` blocks.
+// "device" memory is host memory; a top-k launch runs GroupTopK (the mutants:
+// TreeTopK, whose bugs they carry) as the CUDA backend does, on `grid`
+// resident blocks.
 template <class S, Bug B = Bug::none>
 struct EmulatorBackend {
   template <class T>
@@ -80,6 +100,20 @@ struct EmulatorBackend {
   }
   int capacity() const { return S::kThreads * S::kItems; }
   void require(const char*) const {}
+  bool grouped() const { return B == Bug::none; }
+  int32_t group_of(int64_t rows, int64_t widest) const {
+    return common::select::choose_group(rows, widest, capacity(), EmulatedGroup<S>::kCacheEntries, grid,
+                                        kEmulatedMaxGroup);
+  }
+  template <class Source>
+  void launch(const Source& src, const common::select::GroupPlan& plan, int32_t* out) {
+    using Arch = common::arch::HostSimt<S::kLanes>;
+    using Group = EmulatedGroup<S, B>;
+    if (src.rows() == 0) return;
+    common::arch::host_launch_groups<S::kLanes, typename Group::Shared>(
+        int(src.rows()) * plan.group, plan.group, S::kThreads,
+        [&](const Arch& a, typename Group::Shared& sh) { Group::run(a, sh, src, plan, out); });
+  }
   template <class Source>
   void launch(const Source& src, const TreePlan& plan, const TreeOutput& o) {
     using Arch = common::arch::HostSimt<S::kLanes>;

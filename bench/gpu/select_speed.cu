@@ -2,7 +2,10 @@
 // with its baselines: the read-once floor (rows x columns x 4 bytes at the read
 // bandwidth measured here), vLLM's top_k_per_row_decode built from vLLM's
 // source (vllm_topk.cu; absent from a build without third_party/vllm), and
-// our kernel at two occupancies. torch.topk is timed by
+// ours: cuda_select's group kernel (a row per cluster of G blocks, one block
+// per SM, a cache of 4 tiles), the same at two blocks per SM with a cache of
+// 2 tiles, and the previous tree kernel (its output must be the same array:
+// both write the reference's set in position order). torch.topk is timed by
 // scripts/gpu/select_torch_bench.py in the same device call.
 //
 // Each time is the median over graph replays after warm-up; a replay runs
@@ -40,6 +43,7 @@ namespace {
 using dsa::common::RowSpan;
 using dsa::common::select::Bug;
 using dsa::common::select::DenseRows;
+using dsa::common::select::GroupPlan;
 using dsa::common::select::TreeOutput;
 using dsa::common::select::TreePlan;
 
@@ -187,20 +191,10 @@ std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cuda
     span.rows = rows;
     span.width = kCols;
     span.seq_lens = d_lens;
-    const TreePlan sel_plan = dsa::cuda::select_plan(kCols / kBlock, kSlots, "candidate_select");
-    const TreePlan dense_plan = dsa::cuda::select_plan(kCols, kTopk, "topk");
-    const TreePlan cand_plan = dsa::cuda::select_plan(int64_t(kSlots) * kBlock, kTopk, "candidate_topk");
-    int64_t slot_pairs = 0, counter_n = 0;
-    for (const TreePlan* p : {&sel_plan, &dense_plan, &cand_plan}) {
-      slot_pairs = std::max(slot_pairs, p->slot_pairs(rows));
-      counter_n = std::max(counter_n, p->counters(rows));
-    }
-    uint64_t* slots = nullptr;
-    uint32_t* counters = nullptr;
+    const GroupPlan sel_plan = dsa::cuda::select_group_plan(rows, kCols / kBlock, kSlots, "candidate_select");
+    const GroupPlan dense_plan = dsa::cuda::select_group_plan(rows, kCols, kTopk, "topk");
+    const GroupPlan cand_plan = dsa::cuda::select_group_plan(rows, int64_t(kSlots) * kBlock, kTopk, "candidate_topk");
     int32_t* out = nullptr;
-    CHECK(cudaMalloc(&slots, size_t(slot_pairs) * 8));
-    CHECK(cudaMalloc(&counters, size_t(counter_n) * 4));
-    CHECK(cudaMemset(counters, 0, size_t(counter_n) * 4));
     CHECK(cudaMalloc(&out, size_t(rows) * kSlots * 4));
     for (int i = 0; i < sets; ++i) {
       CHECK(cudaMalloc(&dense[size_t(i)], bytes));
@@ -210,12 +204,11 @@ std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cuda
       fill<<<1024, 256, 0, stream>>>(dense[size_t(i)], rows, kCols, int(Kind::normal), 77 + i);
       fill<<<1024, 256, 0, stream>>>(compact[size_t(i)], rows, int64_t(kSlots) * kBlock, int(Kind::normal), 99 + i);
       // The candidate blocks of each set: the source layer's own selection.
-      dsa::cuda::launch_select(BlockScores{dense[size_t(i)], kCols, span, kBlock}, sel_plan,
-                               TreeOutput{blocks[size_t(i)], slots, counters, nullptr}, stream);
+      dsa::cuda::launch_select(BlockScores{dense[size_t(i)], kCols, span, kBlock}, sel_plan, blocks[size_t(i)], stream);
       CHECK(cudaMemcpyAsync(work[size_t(i)], dense[size_t(i)], bytes, cudaMemcpyDeviceToDevice, stream));
     }
     CHECK(cudaStreamSynchronize(stream));
-    const TreeOutput o{out, slots, counters, nullptr};
+    int32_t* const o = out;
     auto at = [&](auto& v, int i) { return v[size_t(i % sets)]; };
     const float t_select = time_us(
         [&](int i) { dsa::cuda::launch_select(BlockScores{at(dense, i), kCols, span, kBlock}, sel_plan, o, stream); },
@@ -247,7 +240,7 @@ std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cuda
     std::printf("%*s %8lld %8.1f %8.1f %9.1f %9.1f %9.1f %9.1f %7.2f\n", 48, "", (long long)rows, t_select, t_mask,
                 t_dense, dense_path, t_cand, t_compact, dense_path / t_compact);
     std::fflush(stdout);
-    char rec[512];
+    char rec[768];
     std::snprintf(rec, sizeof rec,
                   "%s{\"rows\": %lld, \"columns\": %lld, \"block_size\": %d, \"slots\": %d, \"k\": %d, "
                   "\"candidate_select_us\": %.2f, \"mask_us\": %.2f, \"dense_topk_us\": %.2f, \"candidate_topk_us\": %.2f, "
@@ -262,8 +255,6 @@ std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cuda
       CHECK(cudaFree(compact[size_t(i)]));
       CHECK(cudaFree(blocks[size_t(i)]));
     }
-    CHECK(cudaFree(slots));
-    CHECK(cudaFree(counters));
     CHECK(cudaFree(out));
     CHECK(cudaFree(d_lens));
   }
@@ -299,8 +290,8 @@ int main(int argc, char** argv) {
   if (quick) shapes = {{64, 131072}}, ks = {2048}, kinds = {Kind::normal};
 
   std::string records;
-  std::printf("%-11s %5s %-10s %9s %9s %9s %9s %8s %8s %6s %6s %6s\n", "shape", "k", "data", "floor us", "ours us",
-              "ours/1blk", "vllm us", "ours/fl", "vllm/our", "det", "vdet", "vdiff");
+  std::printf("%-11s %5s %-10s %9s %3s %9s %9s %9s %9s %8s %8s %6s %6s %6s %6s\n", "shape", "k", "data", "floor us", "G",
+              "ours us", "2/SM us", "tree us", "vllm us", "ours/fl", "vllm/our", "det", "tree!=", "vdet", "vdiff");
   for (const Shape s : shapes) {
     const size_t elems = size_t(s.rows * s.cols), bytes = elems * 4;
     // Input sets rotated so one replay reads at least 3 x L2 (or 3 sets).
@@ -319,28 +310,44 @@ int main(int argc, char** argv) {
     span.next_n = 1;
     for (const int k : ks) {
       const TreePlan plan = dsa::cuda::select_plan(s.cols, k, "decode_top_k");
+      const GroupPlan group_plan = dsa::cuda::select_group_plan(s.rows, s.cols, k, "decode_top_k");
+      const GroupPlan group_plan2{
+          k, dsa::cuda::select_kernels::group_size<DenseRows, 2, 2>(s.rows, s.cols)};
       uint64_t* slots = nullptr;
       uint32_t* counters = nullptr;
       int32_t* out = nullptr;
       int32_t* out_vllm = nullptr;
+      int32_t* out_tree = nullptr;
       CHECK(cudaMalloc(&slots, size_t(plan.slot_pairs(s.rows)) * 8));
       CHECK(cudaMalloc(&counters, size_t(plan.counters(s.rows)) * 4));
       CHECK(cudaMemset(counters, 0, size_t(plan.counters(s.rows)) * 4));
       CHECK(cudaMalloc(&out, size_t(s.rows) * k * 4));
       CHECK(cudaMalloc(&out_vllm, size_t(s.rows) * k * 4));
-      const TreeOutput o{out, slots, counters, nullptr};
+      CHECK(cudaMalloc(&out_tree, size_t(s.rows) * k * 4));
+      const TreeOutput o{out_tree, slots, counters, nullptr};
       for (const Kind kind : kinds) {
         for (int i = 0; i < sets; ++i) fill<<<1024, 256, 0, stream>>>(inputs[size_t(i)], s.rows, s.cols, int(kind), 1000 + i);
         CHECK(cudaStreamSynchronize(stream));
         auto ours = [&](int i) {
+          dsa::cuda::launch_select(DenseRows{inputs[size_t(i % sets)], s.cols, span}, group_plan, out, stream);
+        };
+        auto ours2 = [&](int i) {
+          dsa::cuda::select_kernels::launch_group<DenseRows, 2, 2>(DenseRows{inputs[size_t(i % sets)], s.cols, span},
+                                                                   group_plan2, out, stream);
+        };
+        auto tree = [&](int i) {
           dsa::cuda::launch_select(DenseRows{inputs[size_t(i % sets)], s.cols, span}, plan, o, stream);
         };
-        auto ours_one_block = [&](int i) {
-          dsa::cuda::select_kernels::launch<DenseRows, Bug::none, 1>(DenseRows{inputs[size_t(i % sets)], s.cols, span},
-                                                                      plan, o, stream);
-        };
         const float t_ours = time_us(ours, sets, reps, stream);
-        const float t_one = time_us(ours_one_block, sets, reps, stream);
+        const float t_two = time_us(ours2, sets, reps, stream);
+        const float t_tree = time_us(tree, sets, reps, stream);
+        // The three kernels' outputs on one input: the same array.
+        tree(0);
+        CHECK(cudaStreamSynchronize(stream));
+        const auto from_tree = download(out_tree, size_t(s.rows) * k);
+        ours2(0);
+        CHECK(cudaStreamSynchronize(stream));
+        const auto from_two = download(out, size_t(s.rows) * k);
         // Determinism: the same input twice, bit for bit.
         ours(0);
         CHECK(cudaStreamSynchronize(stream));
@@ -349,6 +356,10 @@ int main(int argc, char** argv) {
         ours(0);
         CHECK(cudaStreamSynchronize(stream));
         const bool det = first == download(out, size_t(s.rows) * k);
+        int64_t tree_differs = 0;
+        for (int64_t r = 0; r < s.rows; ++r)
+          tree_differs += !std::equal(first.begin() + r * k, first.begin() + (r + 1) * k, from_tree.begin() + r * k) ||
+                          !std::equal(first.begin() + r * k, first.begin() + (r + 1) * k, from_two.begin() + r * k);
         float t_vllm = -1;
         int64_t vllm_runs_differ = -1, vs_vllm = -1;
 #if DSA_BENCH_VLLM
@@ -369,24 +380,28 @@ int main(int argc, char** argv) {
         const double floor_us = double(bytes) / (bw * 1e3);
         char shape[32];
         std::snprintf(shape, sizeof shape, "%lldx%lldk", (long long)s.rows, (long long)(s.cols / 1024));
-        std::printf("%-11s %5d %-10s %9.1f %9.1f %9.1f %9.1f %8.2f %8.2f %6s %6lld %6lld\n", shape, k, name_of(kind),
-                    floor_us, t_ours, t_one, t_vllm, t_ours / floor_us, t_vllm / t_ours, det ? "yes" : "NO",
-                    (long long)vllm_runs_differ, (long long)vs_vllm);
+        std::printf("%-11s %5d %-10s %9.1f %3d %9.1f %9.1f %9.1f %9.1f %8.2f %8.2f %6s %6lld %6lld %6lld\n", shape, k,
+                    name_of(kind), floor_us, group_plan.group, t_ours, t_two, t_tree, t_vllm, t_ours / floor_us,
+                    t_vllm / t_ours, det ? "yes" : "NO", (long long)tree_differs, (long long)vllm_runs_differ,
+                    (long long)vs_vllm);
         std::fflush(stdout);
-        char rec[512];
+        char rec[768];
         std::snprintf(rec, sizeof rec,
                       "%s{\"rows\": %lld, \"columns\": %lld, \"k\": %d, \"data\": \"%s\", \"floor_us\": %.2f, "
-                      "\"ours_us\": %.2f, \"ours_one_block_per_sm_us\": %.2f, \"vllm_top_k_per_row_decode_us\": %.2f, "
-                      "\"ours_deterministic\": %s, \"vllm_rows_differing_between_runs\": %lld, "
+                      "\"group\": %d, \"ours_us\": %.2f, \"ours_two_blocks_per_sm_us\": %.2f, \"tree_us\": %.2f, "
+                      "\"vllm_top_k_per_row_decode_us\": %.2f, \"ours_deterministic\": %s, "
+                      "\"rows_differing_ours_vs_tree\": %lld, \"vllm_rows_differing_between_runs\": %lld, "
                       "\"rows_differing_ours_vs_vllm\": %lld}",
                       records.empty() ? "" : ",\n    ", (long long)s.rows, (long long)s.cols, k, name_of(kind), floor_us,
-                      t_ours, t_one, t_vllm, det ? "true" : "false", (long long)vllm_runs_differ, (long long)vs_vllm);
+                      group_plan.group, t_ours, t_two, t_tree, t_vllm, det ? "true" : "false", (long long)tree_differs,
+                      (long long)vllm_runs_differ, (long long)vs_vllm);
         records += rec;
       }
       CHECK(cudaFree(slots));
       CHECK(cudaFree(counters));
       CHECK(cudaFree(out));
       CHECK(cudaFree(out_vllm));
+      CHECK(cudaFree(out_tree));
     }
     for (auto p : inputs) CHECK(cudaFree(p));
     CHECK(cudaFree(d_lens));

@@ -183,15 +183,22 @@ TEST(CudaSelect, PrefillRowsCountFromTheirStart) {
   EXPECT_TRUE(same_sets_as_reference(twins_testing::run_topk(*ops, c.logits, c.bounds, 1024), c));
 }
 
-TEST(CudaSelect, RefusesAKTooLargeToMerge) {
+// The group kernel takes any k (no merge), and rows past its cache (a part of
+// more than four tiles per block is read again per pass).
+TEST(CudaSelect, TakesAnyKAndRowsPastTheCache) {
   REQUIRE_SM90();
   auto ops = cuda::make_cuda_select_ops();
   Rng rng(4);
   const auto c = twins_testing::make_case({20000}, 20000, RowKind::normal, rng);
-  EXPECT_THROW(twins_testing::run_topk(*ops, c.logits, c.bounds, 5000), Unsupported);
-  // One block's row takes any k.
+  EXPECT_TRUE(same_sets_as_reference(twins_testing::run_topk(*ops, c.logits, c.bounds, 5000), c));
   const auto short_row = twins_testing::make_case({8000}, 8000, RowKind::normal, rng);
   EXPECT_TRUE(same_sets_as_reference(twins_testing::run_topk(*ops, short_row.logits, short_row.bounds, 7000), short_row));
+  for (const RowKind kind : {RowKind::normal, RowKind::quantized, RowKind::minus_inf_heavy}) {
+    const auto long_rows = twins_testing::make_case({1000003, 300000}, 1000003, kind, rng);
+    const TopkIndices got = twins_testing::run_topk(*ops, long_rows.logits, long_rows.bounds, 2048);
+    EXPECT_TRUE(same_sets_as_reference(got, long_rows)) << twins_testing::to_string(kind);
+    EXPECT_EQ(twins_testing::run_topk(*ops, long_rows.logits, long_rows.bounds, 2048).indices, got.indices);
+  }
 }
 
 // 128k context, candidate blocks of 8, 2048 of them: the selection of the

@@ -30,6 +30,35 @@ common::select::TreePlan select_plan(int64_t widest_entries, int32_t k, const ch
   return plan;
 }
 
+int32_t select_group_size(int64_t rows, int64_t widest_entries) {
+  return sk::group_size<common::select::DenseRows>(rows, widest_entries);
+}
+
+common::select::GroupPlan select_group_plan(int64_t rows, int64_t widest_entries, int32_t k, const char* op) {
+  const std::string what = std::string("cuda selection ") + op;
+  if (widest_entries > int64_t(INT32_MAX))
+    throw Unsupported(what + ": rows of at most 2^31 - 1 entries, got " + std::to_string(widest_entries));
+  if (k < 1) throw InvalidInput("topk", "k must be at least 1, got " + std::to_string(k));
+  const int32_t g = select_group_size(rows, widest_entries);
+  if (rows * g > int64_t(INT32_MAX))
+    throw Unsupported(what + ": at most 2^31 - 1 blocks, got " + std::to_string(rows) + " rows of " +
+                      std::to_string(g) + " blocks");
+  return {k, g};
+}
+
+void launch_select(const common::select::DenseRows& src, const common::select::GroupPlan& plan, int32_t* out,
+                   void* stream) {
+  sk::launch_group(src, plan, out, stream);
+}
+void launch_select(const common::select::BlockScores& src, const common::select::GroupPlan& plan, int32_t* out,
+                   void* stream) {
+  sk::launch_group(src, plan, out, stream);
+}
+void launch_select(const common::select::CandidateColumns& src, const common::select::GroupPlan& plan, int32_t* out,
+                   void* stream) {
+  sk::launch_group(src, plan, out, stream);
+}
+
 void launch_select(const common::select::DenseRows& src, const common::select::TreePlan& plan,
                    const common::select::TreeOutput& out, void* stream) {
   sk::launch<common::select::DenseRows, Bug::none>(src, plan, out, stream);

@@ -9,6 +9,8 @@
 #include "cuda_check.hpp"
 #include "dsa_cuda/kernels/select_kernel.cuh"
 
+#include <cstdint>
+
 namespace dsa::cuda::select_kernels {
 
 // Every SM's resident blocks, and no more blocks than work items: the
@@ -33,6 +35,84 @@ void launch(const Source& src, const common::select::TreePlan& plan, const commo
   tree_topk<Source, kBug, kBlocksPerSm><<<persistent_grid<Source, kBug, kBlocksPerSm>(items), kThreads, 0,
                                           static_cast<cudaStream_t>(stream)>>>(src, plan, out);
   DSA_CUDA_CHECK(cudaGetLastError());
+}
+
+// The group kernel's launch: rows * group blocks in clusters of `group`.
+// Set up once per instantiation: the dynamic shared memory it needs, cluster
+// sizes past 8 where the GPU places them, and the resident blocks.
+template <class Source, int kCache = kCacheTiles, int kBlocksPerSm = 1>
+struct GroupLaunch {
+  using Shared = typename Group<kCache>::Shared;
+  int resident = 0;
+  int max_group = 8;
+  int clusters16 = 0;  // clusters of 16 blocks the GPU holds at once
+
+  static const GroupLaunch& get() {
+    static const GroupLaunch g = [] {
+      GroupLaunch l;
+      auto kernel = group_topk<Source, kCache, kBlocksPerSm>;
+      DSA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sizeof(Shared))));
+      int device = 0, sms = 0, per_sm = 0;
+      DSA_CUDA_CHECK(cudaGetDevice(&device));
+      DSA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+      DSA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, sizeof(Shared)));
+      l.resident = std::max(1, sms * per_sm);
+      if (cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess) {
+        cudaLaunchConfig_t cfg{};
+        cfg.gridDim = dim3(16 * 8);
+        cfg.blockDim = dim3(kThreads);
+        cfg.dynamicSmemBytes = sizeof(Shared);
+        cudaLaunchAttribute attr{};
+        attr.id = cudaLaunchAttributeClusterDimension;
+        attr.val.clusterDim.x = 16;
+        attr.val.clusterDim.y = 1;
+        attr.val.clusterDim.z = 1;
+        cfg.attrs = &attr;
+        cfg.numAttrs = 1;
+        int clusters = 0;
+        if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) == cudaSuccess && clusters >= 1) {
+          l.max_group = 16;
+          l.clusters16 = clusters;
+        }
+      }
+      (void)cudaGetLastError();  // a refused query leaves no error behind
+      return l;
+    }();
+    return g;
+  }
+};
+
+// Blocks per row (common::select::choose_group on this GPU); clusters of 16
+// only where the GPU holds one per row at once.
+template <class Source, int kCache = kCacheTiles, int kBlocksPerSm = 1>
+int32_t group_size(int64_t rows, int64_t widest, int max_group = common::select::kMaxGroup) {
+  const auto& l = GroupLaunch<Source, kCache, kBlocksPerSm>::get();
+  int32_t g = common::select::choose_group(rows, widest, kCapacity, kCache * kCapacity, l.resident,
+                                           std::min(max_group, l.max_group));
+  if (g > 8 && rows > l.clusters16)
+    g = common::select::choose_group(rows, widest, kCapacity, kCache * kCapacity, l.resident, 8);
+  return g;
+}
+
+template <class Source, int kCache = kCacheTiles, int kBlocksPerSm = 1>
+void launch_group(const Source& src, const common::select::GroupPlan& plan, int32_t* out, void* stream) {
+  using L = GroupLaunch<Source, kCache, kBlocksPerSm>;
+  const int64_t rows = src.rows();
+  if (rows == 0) return;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(unsigned(rows * plan.group));
+  cfg.blockDim = dim3(kThreads);
+  cfg.dynamicSmemBytes = sizeof(typename L::Shared);
+  cfg.stream = static_cast<cudaStream_t>(stream);
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = unsigned(plan.group);
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  L::get();
+  DSA_CUDA_CHECK(cudaLaunchKernelEx(&cfg, group_topk<Source, kCache, kBlocksPerSm>, src, plan, out));
 }
 
 }  // namespace dsa::cuda::select_kernels

@@ -39,6 +39,17 @@ struct CudaSelectBackend {
     b.download(host);
   }
   int capacity() const { return select_capacity(); }
+  // The mutants are the tree's bugs: they run the tree kernel.
+  bool grouped() const { return !mutant; }
+  int32_t group_of(int64_t rows, int64_t widest) const { return select_group_size(rows, widest); }
+  template <class Source>
+  void launch(const Source& src, const common::select::GroupPlan& plan, int32_t* out) {
+    if (plan.group * src.rows() > int64_t(INT32_MAX))
+      throw Unsupported("cuda_select: at most 2^31 - 1 blocks, got " + std::to_string(src.rows()) + " rows of " +
+                        std::to_string(plan.group) + " blocks");
+    launch_select(src, plan, out, nullptr);
+    DSA_CUDA_CHECK(cudaDeviceSynchronize());
+  }
   // The kernels are built for sm_90a and sm_100a only.
   void require(const char* op) const {
     const DeviceInfo& d = device_info();

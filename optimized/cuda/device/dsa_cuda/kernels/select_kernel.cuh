@@ -1,9 +1,11 @@
-// The selection kernels: the shared TreeTopK (optimized/common/select) on the
-// CUDA vendor layer, one instantiation per source (what a launch ranks).
-// 512 threads of 16 keys: a block ranks 8192 entries, k up to 4096 merges.
+// The selection kernels: the shared GroupTopK (optimized/common/select) on the
+// CUDA vendor layer, one instantiation per source (what a launch ranks), and
+// TreeTopK, which the mutant build carries (its bugs are the tree's).
+// 512 threads of 16 keys: a tile of 8192 entries in registers.
 #pragma once
 
 #include "dsa/common/arch/cuda.hpp"
+#include "dsa/common/select/group_topk.hpp"
 #include "dsa/common/select/sources.hpp"
 #include "dsa/common/select/topk_tree.hpp"
 
@@ -25,6 +27,21 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     tree_topk(Source src, common::select::TreePlan plan, common::select::TreeOutput out) {
   __shared__ typename Tree<kBug>::Shared shared;
   Tree<kBug>::run(common::arch::Cuda{}, shared, src, plan, out);
+}
+
+// The group kernel: a row per thread block cluster, one block per SM (128
+// registers: the tile stays in registers), a cache of kCacheTiles tiles in
+// dynamic shared memory.
+inline constexpr int kCacheTiles = 4;
+template <int kCache, common::select::Bug kBug = common::select::Bug::none>
+using Group = common::select::GroupTopK<common::arch::Cuda, kThreads, kItems, kCache, kBug>;
+
+template <class Source, int kCache, int kBlocksPerSm>
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm)
+    group_topk(Source src, common::select::GroupPlan plan, int32_t* out) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  auto& shared = *reinterpret_cast<typename Group<kCache>::Shared*>(smem);
+  Group<kCache>::run(common::arch::Cuda{}, shared, src, plan, out);
 }
 
 }  // namespace dsa::cuda::select_kernels

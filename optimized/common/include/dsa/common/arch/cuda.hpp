@@ -12,6 +12,10 @@
 //   fence()                        orders this thread's global writes before later ones (device scope)
 //   load_cg(p)                     a global load that bypasses the non-coherent L1 (another block's writes)
 //   load4(p, v)                    four floats from a 16-byte aligned address
+//   group_rank(), group_size()     this block's place in its group (the blocks that share one row of a
+//                                  group launch: a thread block cluster here, of at most 16 blocks)
+//   group_sync()                   a barrier of the group's threads; orders shared and global memory
+//   group_shared(p, rank)          the address of *p (this block's shared memory) in block `rank` of the group
 #pragma once
 
 #include <cstdint>
@@ -19,6 +23,8 @@
 #include "dsa/common/hd.hpp"
 
 #if defined(__CUDACC__)
+
+#include <cooperative_groups.h>
 
 namespace dsa::common::arch {
 
@@ -53,6 +59,14 @@ struct Cuda {
     v[1] = x.y;
     v[2] = x.z;
     v[3] = x.w;
+  }
+  // A launch without cluster dimensions is a group of one block.
+  __device__ int group_rank() const { return int(cooperative_groups::this_cluster().block_rank()); }
+  __device__ int group_size() const { return int(cooperative_groups::this_cluster().num_blocks()); }
+  __device__ void group_sync() const { cooperative_groups::this_cluster().sync(); }
+  template <class T>
+  __device__ T* group_shared(T* p, int rank) const {
+    return cooperative_groups::this_cluster().map_shared_rank(p, unsigned(rank));
   }
 };
 

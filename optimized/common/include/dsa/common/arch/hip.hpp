@@ -48,6 +48,14 @@ struct Hip {
     v[2] = x.z;
     v[3] = x.w;
   }
+  // gfx942 has no thread block clusters: a group is one block (the launch gives each row one block).
+  __device__ int group_rank() const { return 0; }
+  __device__ int group_size() const { return 1; }
+  __device__ void group_sync() const { __syncthreads(); }
+  template <class T>
+  __device__ T* group_shared(T* p, int) const {
+    return p;
+  }
 };
 
 }  // namespace dsa::common::arch

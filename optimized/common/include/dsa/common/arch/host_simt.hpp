@@ -1,7 +1,10 @@
 // A host emulator of the vendor layer (arch/cuda.hpp's interface): the
 // threads of a block are fibers on one host thread, sync() is a barrier of
 // the block, and a warp collective is an exchange through the warp's slots
-// between two barriers of the warp. Blocks run one after another.
+// between two barriers of the warp. Blocks run one after another, except the
+// blocks of one group (host_launch_groups: a cluster on CUDA), whose threads
+// are fibers of one scheduler, so a group barrier and reads of another
+// block's shared memory behave as on the GPU.
 //
 // It runs the shared selection code as written for the GPU, at any lane count
 // (32 as NVIDIA, 64 as gfx942), so its logic is tested here; it cannot show a
@@ -206,25 +209,44 @@ public:
   static constexpr int kLanes = Lanes;
   using LaneMask = std::conditional_t<Lanes == 64, uint64_t, uint32_t>;
 
+  // The fibers of `group` blocks of `threads` threads (one block unless a group launch).
   struct Block {
-    Block(int threads, uint64_t seed)
-        : fibers(threads, size_t(128) << 10, seed), warps(size_t(threads / Lanes)), slots(size_t(threads)) {
-      barrier.participants = threads;
+    Block(int threads, uint64_t seed, int group = 1)
+        : fibers(threads * group, size_t(128) << 10, seed),
+          block_threads(threads),
+          barriers(size_t(group)),
+          warps(size_t(threads * group / Lanes)),
+          slots(size_t(threads * group)),
+          shared(size_t(group), nullptr) {
+      for (auto& b : barriers) b.participants = threads;
+      group_barrier.participants = threads * group;
       for (auto& w : warps) w.participants = Lanes;
     }
     FiberBlock fibers;
-    FiberBlock::Barrier barrier;
+    int block_threads;
+    std::vector<FiberBlock::Barrier> barriers;  // one per block
+    FiberBlock::Barrier group_barrier;
     std::vector<FiberBlock::Barrier> warps;
     std::vector<uint64_t> slots;  // one per thread, for warp exchanges
+    std::vector<char*> shared;    // each block's Shared, for group_shared
   };
 
-  HostSimt(Block* block, int thread, int block_index, int grid)
-      : block_(block), thread_(thread), block_index_(block_index), grid_(grid) {}
+  // `fiber` is the thread's index among the fibers of its Block (its group's threads).
+  HostSimt(Block* block, int fiber, int block_index, int grid)
+      : block_(block), thread_(fiber), block_index_(block_index), grid_(grid) {}
 
-  int thread() const { return thread_; }
+  int thread() const { return thread_ % block_->block_threads; }
   int block() const { return block_index_; }
   int grid() const { return grid_; }
-  void sync() const { block_->fibers.arrive_and_wait(block_->barrier); }
+  void sync() const { block_->fibers.arrive_and_wait(block_->barriers[size_t(group_rank())]); }
+  int group_rank() const { return thread_ / block_->block_threads; }
+  int group_size() const { return int(block_->barriers.size()); }
+  void group_sync() const { block_->fibers.arrive_and_wait(block_->group_barrier); }
+  template <class T>
+  T* group_shared(T* p, int rank) const {
+    const char* mine = block_->shared[size_t(group_rank())];
+    return reinterpret_cast<T*>(block_->shared[size_t(rank)] + (reinterpret_cast<const char*>(p) - mine));
+  }
 
   LaneMask ballot(bool p) const {
     block_->slots[size_t(thread_)] = p ? 1u : 0u;
@@ -284,7 +306,27 @@ void host_launch(int grid, int threads, Body body) {
   for (int b = 0; b < grid; ++b) {
     typename A::Block block(threads, (launch << 20) ^ uint64_t(b));
     auto shared = std::make_unique<Shared>();
+    block.shared[0] = reinterpret_cast<char*>(shared.get());
     block.fibers.run([&](int t) { body(A(&block, t, b, grid), *shared); });
+  }
+}
+
+// The same with the blocks in groups of `group` consecutive blocks (grid a
+// multiple of it), each group's threads run together: a cluster launch.
+template <int Lanes, class Shared, class Body>
+void host_launch_groups(int grid, int group, int threads, Body body) {
+  using A = HostSimt<Lanes>;
+  static std::atomic<uint64_t> launches{0};
+  const uint64_t launch = launches.fetch_add(1);
+  if (group < 1 || grid % group != 0) throw std::logic_error("host_simt: a grid of whole groups");
+  for (int first = 0; first < grid; first += group) {
+    typename A::Block block(threads, (launch << 20) ^ uint64_t(first) ^ (uint64_t(1) << 63), group);
+    std::vector<std::unique_ptr<Shared>> shared;
+    for (int q = 0; q < group; ++q) {
+      shared.push_back(std::make_unique<Shared>());
+      block.shared[size_t(q)] = reinterpret_cast<char*>(shared.back().get());
+    }
+    block.fibers.run([&](int t) { body(A(&block, t, first + t / threads, grid), *shared[size_t(t / threads)]); });
   }
 }
 

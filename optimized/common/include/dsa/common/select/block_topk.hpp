@@ -250,10 +250,11 @@ struct BlockTopK {
 
   // Calls emit(rank, item) for every chosen entry of this thread, rank in
   // [offset, limit) its place in position order after `offset`; returns
-  // offset + how many were chosen, at most limit.
+  // offset + how many were chosen, at most limit. `tied_out`, if given, gets
+  // the block's count of entries at the cut (chosen or not).
   template <class Emit>
   DSA_HD static int emit_cut(const Arch& a, Shared& sh, const uint32_t (&keys)[kItems], const Cut& c, int offset,
-                             int limit, Emit&& emit) {
+                             int limit, Emit&& emit, int* tied_out = nullptr) {
     DSA_UNROLL
     for (int j = 0; j < kRuns; ++j) {
       uint32_t above = 0, tied = 0;
@@ -286,6 +287,7 @@ struct BlockTopK {
     }
     a.sync();
     const int above_total = int(total >> 16), tied_total = int(total & 0xffffu);
+    if (tied_out) *tied_out = tied_total;
     int need = c.need < tied_total ? c.need : tied_total;
     if (need < 0) need = 0;  // only a defect's state
     const LaneMask below = lanes_below(a);

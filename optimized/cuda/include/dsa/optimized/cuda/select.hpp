@@ -15,6 +15,7 @@
 #include "dsa/common/candidate_mask.hpp"
 #include "dsa/common/padding.hpp"
 #include "dsa/common/select/block_topk.hpp"
+#include "dsa/common/select/group_topk.hpp"
 #include "dsa/common/select/sources.hpp"
 #include "dsa/common/select/topk_tree.hpp"
 #include "dsa/common/select/tree_plan.hpp"
@@ -28,6 +29,21 @@ int select_capacity();
 // throws Unsupported naming the op when the launches cannot take it.
 common::select::TreePlan select_plan(int64_t widest_entries, int32_t k, const char* op);
 
+// The group launches (GroupTopK: a row per thread block cluster, no
+// workspace, any k >= 1), the top-k kernels of cuda_select: blocks per row for
+// `rows` rows of at most `widest_entries` entries on this GPU, and the plan.
+// Throws InvalidInput for k < 1, Unsupported for rows of 2^31 entries or more.
+int32_t select_group_size(int64_t rows, int64_t widest_entries);
+common::select::GroupPlan select_group_plan(int64_t rows, int64_t widest_entries, int32_t k, const char* op);
+void launch_select(const common::select::DenseRows& src, const common::select::GroupPlan& plan, int32_t* out,
+                   void* stream);
+void launch_select(const common::select::BlockScores& src, const common::select::GroupPlan& plan, int32_t* out,
+                   void* stream);
+void launch_select(const common::select::CandidateColumns& src, const common::select::GroupPlan& plan, int32_t* out,
+                   void* stream);
+
+// The tree launches (TreeTopK; the mutant build's kernels, and the speed
+// benchmark's baseline of the previous kernel).
 // Runs the selection over `src` into out (TreeOutput: [rows][k], workspace),
 // on `stream` (a cudaStream_t, or null), without waiting.
 void launch_select(const common::select::DenseRows& src, const common::select::TreePlan& plan,
