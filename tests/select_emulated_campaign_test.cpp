@@ -34,7 +34,7 @@ TEST(SelectEmulatedCampaign, Warp32FindsNothing) {
   short_campaign<Shape<32, 64, 8>>("emulated_select_w32", test::scaled_count(2), 1 << 13);
 }
 TEST(SelectEmulatedCampaign, Wave64FindsNothing) {
-  short_campaign<Shape<64, 128, 8>>("emulated_select_w64", test::scaled_count(2), 1 << 12);
+  short_campaign<Shape<64, 128, 8>>("emulated_select_w64", test::scaled_count(2), 1 << 11);
 }
 
 }  // namespace

@@ -63,15 +63,16 @@ template <class S, Bug B = Bug::none>
 using EmulatedGroup = common::select::GroupTopK<common::arch::HostSimt<S::kLanes>, S::kThreads, S::kItems, 2, B>;
 inline constexpr int kEmulatedMaxGroup = 4;
 
-// Runs GroupTopK over `src` in groups of `group` blocks; out is [rows][k] as the caller filled it.
+// Runs GroupTopK over `src` in groups of `group` blocks, one group per row
+// (or `groups` groups, each walking its rows); out is [rows][k] as the caller filled it.
 template <class S, Bug B = Bug::none, class Source>
-void run_group(const Source& src, int32_t k, int group, std::vector<int32_t>& out) {
+void run_group(const Source& src, int32_t k, int group, std::vector<int32_t>& out, int groups = 0) {
   using Arch = common::arch::HostSimt<S::kLanes>;
   using Group = EmulatedGroup<S, B>;
   const common::select::GroupPlan plan{k, group};
   if (src.rows() == 0) return;
   common::arch::host_launch_groups<S::kLanes, typename Group::Shared>(
-      int(src.rows()) * group, group, S::kThreads,
+      (groups > 0 ? groups : int(src.rows())) * group, group, S::kThreads,
       [&](const Arch& a, typename Group::Shared& sh) { Group::run(a, sh, src, plan, out.data()); });
 }
 
@@ -110,8 +111,11 @@ struct EmulatorBackend {
     using Arch = common::arch::HostSimt<S::kLanes>;
     using Group = EmulatedGroup<S, B>;
     if (src.rows() == 0) return;
+    // Persistent groups (as many as `grid` blocks hold): each takes every groups-th row, so the
+    // campaign also runs a group's rows one after another on the same shared memory.
+    const int groups = int(std::clamp<int64_t>(grid / plan.group, 1, src.rows()));
     common::arch::host_launch_groups<S::kLanes, typename Group::Shared>(
-        int(src.rows()) * plan.group, plan.group, S::kThreads,
+        groups * plan.group, plan.group, S::kThreads,
         [&](const Arch& a, typename Group::Shared& sh) { Group::run(a, sh, src, plan, out); });
   }
   template <class Source>

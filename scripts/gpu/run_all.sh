@@ -11,7 +11,7 @@
 #      vLLM's top_k_per_row_decode; select_torch_bench.py: torch.topk) in the same run.
 # Parts of the job can be left out to save device time: IMPLS (an extended regex of the implementations
 # to fuzz and check), GPU_TEST_FILTER (a gtest filter), SKIP_LOGITS=1 (no logits speed, no DeepGEMM),
-# SKIP_SELECT=1 (no step 6).
+# SKIP_SELECT=1 (no step 6); NCU_SELECT=1 adds an ncu profile of one group_topk launch.
 # Results under $OUT (default ./gpu-out): RESULTS.md and results.json (the table), summary.txt,
 # logs.tar.gz, and deepgemm-built.tar.xz (DeepGEMM's extension and JIT cache, to carry next time).
 #   scripts/gpu/run_all.sh [BUNDLE.tar.xz] [DEEPGEMM_SOURCE.tar.xz]
@@ -157,6 +157,13 @@ if [ "${SKIP_SELECT:-0}" != 1 ]; then
     --json "$OUT/select_results.json" --meta "commit=$(head -1 "$B/COMMIT")" --meta "driver_smi=$driver" \
     --meta "gpu=$gpu" --meta "date=$(date -u +%F)" >"$OUT/logs/select_table.log" 2>&1 || note "FAIL: selection table"
   command -v cuobjdump >/dev/null && cuobjdump -sass -res-usage "$B/select_speed" 2>/dev/null | xz >"$OUT/logs/select_sass.txt.xz"
+  # With NCU_SELECT=1: the hardware counters of one group_topk launch (64 x 128k, k 2048, normal).
+  if [ "${NCU_SELECT:-0}" = 1 ] && command -v ncu >/dev/null; then
+    timeout 150 ncu --clock-control none --set full -k regex:group_topk -c 1 --print-details all \
+      "$B/select_speed" --quick --reps 2 >"$OUT/logs/select_ncu.txt" 2>&1
+    note "ncu group_topk: exit $? ($(grep -c . "$OUT/logs/select_ncu.txt") lines in logs/select_ncu.txt)"
+    cp "$OUT/logs/select_ncu.txt" "$OUT/select_ncu.txt" 2>/dev/null
+  fi
 fi
 # The SM100 sparse logits kernel's SASS (block-scaled tcgen05 MMA, no local memory) and ISA report:
 # CPU machines have no cuobjdump, this one does.
