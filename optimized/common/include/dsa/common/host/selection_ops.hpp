@@ -11,9 +11,9 @@
 //   int capacity()                                  entries per block of its launches
 //   void require(const char* op)                    throws Unsupported where it cannot run (no GPU)
 //   void launch(const Source&, const TreePlan&, const TreeOutput&)   runs TreeTopK and waits
-//   bool grouped()                                  whether the top-k launches run GroupTopK instead
-//   int32_t group_of(rows, widest)                  blocks per row of its group launch (grouped only)
-//   void launch(const Source&, const GroupPlan&, int32_t* out)       runs GroupTopK and waits (grouped only)
+//   bool grouped()                                  optional: whether the top-k launches run GroupTopK instead
+//   int32_t group_of(rows, widest)                  blocks per row of its group launch (with grouped)
+//   void launch(const Source&, const GroupPlan&, int32_t* out)       runs GroupTopK and waits (with grouped)
 //   void launch(const PackRows&), launch(const UnpackTopk&)            the padding kernels, and waits
 //   void launch(const CandidateMaskRows&)       the mask kernel, and waits
 //   int64_t mask_bitmap_words()                 the widest row's blocks / 32 its mask kernel takes
@@ -203,13 +203,15 @@ protected:
     if (widest_entries > int64_t(INT32_MAX))
       throw Unsupported(name_ + ": " + op + " takes rows of at most 2^31 - 1 entries, got " +
                         std::to_string(widest_entries));
-    if (backend_.grouped()) {  // no workspace, no limit on k
-      if (k < 1) throw InvalidInput("topk", "k must be at least 1, got " + std::to_string(k));
-      const select::GroupPlan plan{k, backend_.group_of(src.rows(), widest_entries)};
-      auto d_out = backend_.upload(std::span<const int32_t>(out));
-      backend_.launch(src, plan, d_out.data());
-      backend_.download(d_out, std::span<int32_t>(out));
-      return;
+    if constexpr (requires { backend_.grouped(); }) {
+      if (backend_.grouped()) {  // no workspace, no limit on k
+        if (k < 1) throw InvalidInput("topk", "k must be at least 1, got " + std::to_string(k));
+        const select::GroupPlan plan{k, backend_.group_of(src.rows(), widest_entries)};
+        auto d_out = backend_.upload(std::span<const int32_t>(out));
+        backend_.launch(src, plan, d_out.data());
+        backend_.download(d_out, std::span<int32_t>(out));
+        return;
+      }
     }
     select::TreePlan plan;
     switch (select::make_tree_plan(widest_entries, k, backend_.capacity(), plan)) {
