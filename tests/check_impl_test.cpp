@@ -208,10 +208,11 @@ TEST(RunImplCli, EveryImplementationOfTheTableGetsALine) {
     const std::string line = line_of(entry.name);
     ASSERT_FALSE(line.empty()) << entry.name << " has no line in:\n" << r.output;
     const bool takes_a_run_op = entry.takes(Op::decode_logits) || entry.takes(Op::topk);
-    if (!takes_a_run_op)
+    if (!takes_a_run_op) {
       EXPECT_NE(line.find("not run: takes neither"), std::string::npos) << line;
-    else if (!entry.available())
+    } else if (!entry.available()) {
       EXPECT_NE(line.find("skipped: runs on"), std::string::npos) << line;
+    }
   }
   const std::string radix = line_of("cpu_radix_topk");
   EXPECT_NE(radix.find("topk"), std::string::npos) << radix;

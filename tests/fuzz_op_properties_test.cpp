@@ -116,8 +116,12 @@ void expect_applicable(const std::function<std::unique_ptr<IndexerOps>()>& make,
     EXPECT_EQ(p.applicable(), mine || generic) << p.property;
     EXPECT_FALSE(p.failure) << p.property << "\n" << (p.failure ? format_failure(*p.failure) : "");
     // The generic properties draw other decode forms too: those cases are unsupported, never passes.
-    if (mine) EXPECT_EQ(p.passed, o.cases) << p.property;
-    if (generic) EXPECT_EQ(p.passed + p.unsupported, o.cases) << p.property;
+    if (mine) {
+      EXPECT_EQ(p.passed, o.cases) << p.property;
+    }
+    if (generic) {
+      EXPECT_EQ(p.passed + p.unsupported, o.cases) << p.property;
+    }
   }
 }
 

@@ -210,12 +210,17 @@ TEST(FuzzProperties, PropertiesNeedingOpsAnImplementationLacksDoNotApply) {
                            p.property == property::kMaskThenTopkEqualsCandidateTopk ||
                            p.property == property::kPaddedEqualsUnpadded;  // its top-k on the reference's logits
     EXPECT_EQ(p.applicable(), topk_kind) << p.property;
-    if (!topk_kind) EXPECT_EQ(p.cases, 0) << p.property;
+    if (!topk_kind) {
+      EXPECT_EQ(p.cases, 0) << p.property;
+    }
     EXPECT_FALSE(p.failure) << p.property;
   }
   // A property that takes several kinds draws only those the implementation takes.
-  for (const PropertyResult& p : r.properties)
-    if (p.property == property::kDeterminism) EXPECT_EQ(p.unsupported, 0);
+  for (const PropertyResult& p : r.properties) {
+    if (p.property == property::kDeterminism) {
+      EXPECT_EQ(p.unsupported, 0);
+    }
+  }
   EXPECT_NE(format_campaign(o, r).find("does not apply"), std::string::npos);
 }
 

@@ -73,13 +73,20 @@ ChoiceVerdict check_same_choice(const IndexMatrix& first, std::string first_name
                        fmt::format("{} is [{}][{}] but {} is [{}][{}], for {} rows of values", first_name, first.rows,
                                    first.cols, second_name, second.rows, second.cols, values.rows));
   check_row_bounds(values, bounds);
-  ChoiceVerdict v{std::move(first_name), std::move(second_name), true, above_neg_inf_only, first.rows};
+  ChoiceVerdict v;
+  v.first = std::move(first_name);
+  v.second = std::move(second_name);
+  v.above_neg_inf_only = above_neg_inf_only;
+  v.rows = first.rows;
   for (int64_t r = 0; r < first.rows; ++r) {
     const int64_t start = bounds.start[size_t(r)], n = bounds.end[size_t(r)] - start;
     const float* row = values.row(r) + start;
     const RowChoice a = row_choice(first.row(r), first.cols, row, n, above_neg_inf_only);
     const RowChoice b = row_choice(second.row(r), second.cols, row, n, above_neg_inf_only);
-    ChoiceRowDiff d{.row = r, .start = start, .end = start + n};
+    ChoiceRowDiff d;
+    d.row = r;
+    d.start = start;
+    d.end = start + n;
     if (!a.problem.empty() || !b.problem.empty()) {
       d.problem = !a.problem.empty() ? v.first + ": " + a.problem : v.second + ": " + b.problem;
     } else if (a.keys == b.keys && (above_neg_inf_only || a.minus_one == b.minus_one)) {
