@@ -2,11 +2,14 @@
 // selection kernel (decode top-k, candidate selection, candidate top-k, the
 // fused candidate launch), written once against the vendor layer (arch/).
 //
-// The order is total: a larger key first, then the lower position. So the
-// chosen set is unique (the same on every run and every GPU: tensor-parallel
-// ranks agree, AITER #4376), it is the reference's (lowest index on ties),
-// and the chosen entries come out in position order, which lets a merge of
-// several blocks' outputs keep the same order (select/topk_tree.hpp).
+// The order is total: a larger key first, then the lower position in the
+// source's order. So the chosen set is unique (the same on every run and every
+// GPU: tensor-parallel ranks agree, AITER #4376), and the chosen entries come
+// out in that order, which lets a merge of several blocks' outputs keep it
+// (select/topk_tree.hpp). For a dense row that order is the column's, so the
+// set is the reference's (lowest index on ties); for candidate columns it is
+// the compact column's, which differs from the position's when the candidate
+// blocks are not sorted (still deterministic; SPEC 7 takes any tie).
 //
 // Layout: thread t holds kItems keys in select/layout.hpp's order (runs of
 // four consecutive positions). Key 0 is "no entry".
