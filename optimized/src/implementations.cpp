@@ -84,10 +84,10 @@ std::vector<Implementation> build_table() {
                           Device::cuda, c, [v] { return cuda::make_cuda_sm90_ops(v); }, cuda::sm90_available));
   }
   // The selection kernels (optimized/common/select on the CUDA vendor layer, docs/cuda.md): no
-  // logits, so no profile; any k for rows of one block (8192 entries), k <= 4096 for longer rows.
+  // logits, so no profile. Their top-k launches run GroupTopK (a row per cluster of blocks).
   table.push_back(entry("cuda_select",
-                        "CUDA selection kernels (shared TreeTopK: rows split over blocks, total order): top-k, "
-                        "candidate selection, mask, candidate top-k, padding",
+                        "CUDA selection kernels (shared GroupTopK: a row per cluster of blocks, read once, total "
+                        "order): top-k, candidate selection, mask, candidate top-k, padding",
                         Device::cuda,
                         ops({Op::topk, Op::candidate_select, Op::candidate_mask, Op::candidate_topk, Op::pack_rows,
                              Op::unpack_topk, Op::skip_decode_fill}),
