@@ -92,6 +92,15 @@ std::vector<Implementation> build_table() {
                         ops({Op::topk, Op::candidate_select, Op::candidate_mask, Op::candidate_topk, Op::pack_rows,
                              Op::unpack_topk, Op::skip_decode_fill}),
                         [] { return cuda::make_cuda_select_ops(); }, cuda::sm90_available));
+  // The tree kernel has no cluster: it is the selection the gfx942 build launches (wave 64), so the
+  // GPU campaign of this entry is the H200's test of that shared code (docs/gfx942.md).
+  table.push_back(entry("cuda_select_tree",
+                        "CUDA selection kernels with the top-k launches on the shared TreeTopK (no clusters; the "
+                        "code hip_gfx942 runs at wave 64): top-k, candidate selection, mask, candidate top-k, padding",
+                        Device::cuda,
+                        ops({Op::topk, Op::candidate_select, Op::candidate_mask, Op::candidate_topk, Op::pack_rows,
+                             Op::unpack_topk, Op::skip_decode_fill}),
+                        [] { return cuda::make_cuda_select_tree_ops(); }, cuda::sm90_available));
   // The SM100 sparse backend (docs/cuda_sm100.md). Its expansion and top-k over `end` are plain
   // CUDA and run on the H200 too; its tcgen05 logits run only on a B200 (none here: built, never run).
   table.push_back(entry("cuda_sm100_sparse_select",

@@ -66,21 +66,25 @@ TEST(CudaSelect, RefusesWithoutAGpu) {
 }
 
 // Lengths around the block (8192), the merge levels and the landmarks of
-// SPEC 10 (16385, 2^17, 2^18), every kind of row, k of the design.
+// SPEC 10 (16385, 2^17, 2^18), every kind of row, k of the design: the group
+// kernel (cuda_select) and the tree kernel (cuda_select_tree, gfx942's code).
 TEST(CudaSelect, DecodeTopkIsTheReferencesSetOnEveryKindAndLength) {
   REQUIRE_SM90();
-  auto ops = cuda::make_cuda_select_ops();
   const std::vector<int64_t> lens = {0, 1, 511, 513, 2049, 8191, 8192, 8193, 16384, 16385, 40000, 131072, 262144};
-  uint64_t seed = 10;
-  for (const int k : {512, 1024, 2048})
-    for (const RowKind kind : twins_testing::kAllRowKinds) {
-      Rng rng(seed++);
-      const auto c = twins_testing::make_case(lens, 262144, kind, rng);
-      const TopkIndices got = twins_testing::run_topk(*ops, c.logits, c.bounds, k);
-      EXPECT_TRUE(same_sets_as_reference(got, c)) << twins_testing::to_string(kind) << ", k " << k;
-      // The same input again: bit for bit the same output (order included).
-      EXPECT_EQ(twins_testing::run_topk(*ops, c.logits, c.bounds, k).indices, got.indices);
-    }
+  for (auto make : {cuda::make_cuda_select_ops, cuda::make_cuda_select_tree_ops}) {
+    auto ops = make();
+    uint64_t seed = 10;
+    for (const int k : {512, 1024, 2048})
+      for (const RowKind kind : twins_testing::kAllRowKinds) {
+        Rng rng(seed++);
+        const auto c = twins_testing::make_case(lens, 262144, kind, rng);
+        const TopkIndices got = twins_testing::run_topk(*ops, c.logits, c.bounds, k);
+        EXPECT_TRUE(same_sets_as_reference(got, c)) << ops->name() << ", " << twins_testing::to_string(kind) << ", k "
+                                                    << k;
+        // The same input again: bit for bit the same output (order included).
+        EXPECT_EQ(twins_testing::run_topk(*ops, c.logits, c.bounds, k).indices, got.indices) << ops->name();
+      }
+  }
 }
 
 // The triggers of the three bugs SPEC 10 lists in vLLM's top_k_per_row_decode

@@ -39,6 +39,9 @@ public:
     if (host.size() != count_) throw CudaError("DeviceBuffer::download: size mismatch");
     if (count_ > 0) DSA_CUDA_CHECK(cudaMemcpy(host.data(), data_, count_ * sizeof(T), cudaMemcpyDeviceToHost));
   }
+  void zero() {
+    if (count_ > 0) DSA_CUDA_CHECK(cudaMemset(data_, 0, count_ * sizeof(T)));
+  }
   T* data() const { return data_; }
   size_t size() const { return count_; }
 

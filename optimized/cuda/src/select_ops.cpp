@@ -9,6 +9,7 @@
 
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
+#include "dsa/common/host/device_buffers.hpp"
 #include "dsa/common/host/selection_ops.hpp"
 #include "dsa/error.hpp"
 #include "dsa/optimized/cuda/runtime.hpp"
@@ -20,27 +21,10 @@ namespace {
 using common::select::Bug;
 
 // The device side of SelectionOps: DeviceBuffer copies and the select.hpp launches.
-struct CudaSelectBackend {
-  template <class T>
-  using Buffer = DeviceBuffer<T>;
-
-  template <class T>
-  Buffer<T> upload(std::span<const T> host) {
-    return Buffer<T>(host);
-  }
-  template <class T>
-  Buffer<T> zeros(size_t n) {
-    Buffer<T> b(n);
-    if (n > 0) DSA_CUDA_CHECK(cudaMemset(b.data(), 0, n * sizeof(T)));
-    return b;
-  }
-  template <class T>
-  void download(const Buffer<T>& b, std::span<T> host) {
-    b.download(host);
-  }
+struct CudaSelectBackend : common::host::DeviceBuffers<DeviceBuffer> {
   int capacity() const { return select_capacity(); }
-  // The mutants are the tree's bugs: they run the tree kernel.
-  bool grouped() const { return !mutant; }
+  // cuda_select_tree and the mutants (the tree's bugs) run the tree kernel.
+  bool grouped() const { return !tree; }
   int32_t group_of(int64_t rows, int64_t widest) const { return select_group_size(rows, widest); }
   template <class Source>
   void launch(const Source& src, const common::select::GroupPlan& plan, int32_t* out) {
@@ -84,6 +68,7 @@ struct CudaSelectBackend {
     DSA_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
+  bool tree = false;  // TreeTopK, the kernel the gfx942 build launches at wave 64
   bool mutant = false;
   Bug bug = Bug::none;
 };
@@ -94,8 +79,15 @@ std::unique_ptr<IndexerOps> make_cuda_select_ops() {
   return std::make_unique<common::host::SelectionOps<CudaSelectBackend>>("cuda_select", CudaSelectBackend{});
 }
 
+std::unique_ptr<IndexerOps> make_cuda_select_tree_ops() {
+  CudaSelectBackend backend;
+  backend.tree = true;
+  return std::make_unique<common::host::SelectionOps<CudaSelectBackend>>("cuda_select_tree", backend);
+}
+
 std::unique_ptr<IndexerOps> make_cuda_select_mutant(Bug bug) {
   CudaSelectBackend backend;
+  backend.tree = true;
   backend.mutant = true;
   backend.bug = bug;
   return std::make_unique<common::host::SelectionOps<CudaSelectBackend>>("cuda_select_mutant", backend);

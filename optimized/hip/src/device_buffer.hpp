@@ -53,7 +53,7 @@ public:
   void zero() {
     if (n_) require_hip(*rt_, rt_->memset_async(ptr_, 0, n_ * sizeof(T), nullptr), "hipMemsetAsync");
   }
-  void copy_to(std::span<T> host) const {
+  void download(std::span<T> host) const {
     if (n_) require_hip(*rt_, rt_->memcpy(host.data(), ptr_, n_ * sizeof(T), hipMemcpyDeviceToHost), "hipMemcpy to host");
   }
 

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "device_buffer.hpp"
+#include "dsa/common/host/device_buffers.hpp"
 #include "dsa/common/host/selection_ops.hpp"
 #include "dsa/error.hpp"
 #include "dsa/optimized/hip/launch.hpp"
@@ -36,24 +37,7 @@ void require_launched(const LaunchResult& r) {
 
 // The device half of SelectionOps (optimized/common/host): the selection and
 // row kernels of this build's code objects, one launch at a time.
-struct HipSelectBackend {
-  template <class T>
-  using Buffer = DeviceBuffer<T>;
-
-  template <class T>
-  Buffer<T> upload(std::span<const T> host) {
-    return Buffer<T>(host);
-  }
-  template <class T>
-  Buffer<T> zeros(size_t n) {
-    Buffer<T> b(n);
-    b.zero();
-    return b;
-  }
-  template <class T>
-  void download(const Buffer<T>& b, std::span<T> host) {
-    b.copy_to(host);
-  }
+struct HipSelectBackend : common::host::DeviceBuffers<DeviceBuffer> {
   int capacity() const { return kSelectCapacity; }
   void require(const char* op) const {
     std::string why;
@@ -132,7 +116,7 @@ public:
     DeviceStep d(problem);
     DeviceBuffer<float> logits(view(out.values));
     require_launched(paged_logits(d.step, logits.data(), out.width, out.width, nullptr));
-    logits.copy_to(std::span<float>(out.values));
+    logits.download(std::span<float>(out.values));
   }
 
   void candidate_logits_top_k(const DecodeProblem& problem, const Profile& profile, const CandidateBlocks& candidates,
@@ -157,8 +141,8 @@ public:
     require_launched(gfx942::candidate_logits_top_k(d.step, blocks.data(), candidates.slots, candidates.block_size,
                                                     compact.data(), topk.data(), out.k, out.k, true, false,
                                                     row_done.data(), ws, nullptr));
-    compact.copy_to(std::span<float>(compact_out.values));
-    topk.copy_to(std::span<int32_t>(out.indices));
+    compact.download(std::span<float>(compact_out.values));
+    topk.download(std::span<int32_t>(out.indices));
   }
 };
 

@@ -12,7 +12,11 @@
 
 namespace dsa::cuda {
 
+// cuda_select: the top-k launches run GroupTopK (a row per thread block cluster).
 std::unique_ptr<IndexerOps> make_cuda_select_ops();
+// cuda_select_tree: the same ops with the top-k launches on TreeTopK (no clusters),
+// the shared code the gfx942 build launches at wave 64, here run at warp 32.
+std::unique_ptr<IndexerOps> make_cuda_select_tree_ops();
 // The same with a bug of select::Bug compiled into the top-k kernel (the
 // mutant catalog's CUDA entries); Unsupported unless built with DSA_CUDA_MUTANTS.
 std::unique_ptr<IndexerOps> make_cuda_select_mutant(common::select::Bug bug);
