@@ -127,7 +127,7 @@ ImplementationRow judge_topk(const optimized::Implementation& entry, IndexerOps&
     const RowBounds bounds = topk_row_bounds(p);
     TopkIndices expected{p.rows(), step->k, std::vector<int32_t>(size_t(p.rows()) * size_t(step->k), 0)};
     const double ref_s = seconds_of([&] { ref_ops->topk(logits, bounds, expected); });
-    TopkIndices actual{p.rows(), step->k, std::vector<int32_t>(size_t(p.rows()) * size_t(step->k), oracle::kPoisonI32)};
+    TopkIndices actual = oracle::poisoned_topk(p.rows(), step->k);
     try {
       row.seconds += seconds_of([&] { impl.topk(logits, bounds, actual); });
     } catch (const Unsupported& e) {

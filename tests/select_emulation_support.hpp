@@ -23,6 +23,12 @@ using common::select::Bug;
 using common::select::TreeOutput;
 using common::select::TreePlan;
 
+// The explicit row bounds of a test case as a launch takes them.
+template <class Case>
+common::RowSpan bounds_span(const Case& c) {
+  return common::RowSpan::of_bounds(c.bounds.rows(), c.logits.width, c.bounds.start.data(), c.bounds.end.data());
+}
+
 // A block shape of the emulated launches: lanes per warp, threads, items per thread.
 template <int Lanes, int Threads, int Items>
 struct Shape {

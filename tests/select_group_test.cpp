@@ -22,22 +22,12 @@ using twins_testing::RowKind;
 using Warp32 = Shape<32, 64, 8>;   // a tile of 512, a cache of 1024
 using Wave64 = Shape<64, 128, 4>;  // a tile of 512
 
-common::RowSpan span_of(const RowBounds& b, int64_t width) {
-  common::RowSpan s;
-  s.kind = common::RowSpan::Kind::bounds;
-  s.rows = b.rows();
-  s.width = width;
-  s.start = b.start.data();
-  s.end = b.end.data();
-  return s;
-}
-
 template <class S>
 void check_group(const std::vector<int64_t>& lens, int64_t width, RowKind kind, int k, int group, uint64_t seed,
                  int64_t start = 0) {
   Rng rng(seed);
   const auto c = twins_testing::make_case(lens, width + start, kind, rng, start);
-  common::select::DenseRows src{c.logits.values.data(), c.logits.width, span_of(c.bounds, c.logits.width)};
+  common::select::DenseRows src{c.logits.values.data(), c.logits.width, bounds_span(c)};
   std::vector<int32_t> out(size_t(c.logits.rows) * size_t(k));
   oracle::fill_poison(std::span<int32_t>(out));
   run_group<S>(src, k, group, out);

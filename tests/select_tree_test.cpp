@@ -24,16 +24,6 @@ using twins_testing::RowKind;
 using Warp32 = Shape<32, 64, 8>;    // capacity 512
 using Wave64 = Shape<64, 128, 8>;   // capacity 1024
 
-common::RowSpan span_of(const RowBounds& b, int64_t width) {
-  common::RowSpan s;
-  s.kind = common::RowSpan::Kind::bounds;
-  s.rows = b.rows();
-  s.width = width;
-  s.start = b.start.data();
-  s.end = b.end.data();
-  return s;
-}
-
 std::vector<int32_t> sorted_row(const int32_t* row, int k) {
   std::vector<int32_t> v(row, row + k);
   std::sort(v.begin(), v.end());
@@ -62,7 +52,7 @@ void check_dense(const std::vector<int64_t>& lens, int64_t width, RowKind kind, 
                  int64_t start = 0) {
   Rng rng(seed);
   const auto c = twins_testing::make_case(lens, width + start, kind, rng, start);
-  common::select::DenseRows src{c.logits.values.data(), c.logits.width, span_of(c.bounds, c.logits.width)};
+  common::select::DenseRows src{c.logits.values.data(), c.logits.width, bounds_span(c)};
   std::vector<int32_t> out(size_t(c.logits.rows) * size_t(k));
   oracle::fill_poison(std::span<int32_t>(out));
   Workspace ws;
@@ -107,7 +97,7 @@ TEST(SelectTree, OutputRowsAtAStrideAtWave64) {
   constexpr int64_t stride = 131;
   Rng rng(11);
   const auto c = twins_testing::make_case(lens, 2100, RowKind::normal, rng, 0);
-  common::select::DenseRows src{c.logits.values.data(), c.logits.width, span_of(c.bounds, c.logits.width)};
+  common::select::DenseRows src{c.logits.values.data(), c.logits.width, bounds_span(c)};
   std::vector<int32_t> out(size_t(c.logits.rows) * size_t(stride));
   oracle::fill_poison(std::span<int32_t>(out));
   const std::vector<int32_t> poisoned = out;
@@ -199,21 +189,9 @@ TEST(SelectMask, FullAndStridedAsTheReference) {
 TEST(SelectPadding, PackAndUnpackAsTheReference) {
   auto ops = make_emulated_selection<Warp32>("emulated", 2);
   auto ref = make_reference_ops();
-  const std::vector<int32_t> decode_lens = {2, 1, 3, 3};
-  const int32_t next_n = 3;
-  ByteRows ragged{9, 70, {}};
   Rng rng(9);
-  for (int i = 0; i < 9 * 70; ++i) ragged.bytes.push_back(uint8_t(rng.next_u32()));
-  ByteRows a{12, 70, std::vector<uint8_t>(12 * 70, 0x5a)}, b = a;
-  ops->pack_rows(ragged, decode_lens, 0x7f, a);
-  ref->pack_rows(ragged, decode_lens, 0x7f, b);
-  EXPECT_EQ(a.bytes, b.bytes);
-  TopkIndices padded{12, 33, {}};
-  for (int i = 0; i < 12 * 33; ++i) padded.indices.push_back(int32_t(rng.next_u32() % 1000));
-  TopkIndices x{9, 33, std::vector<int32_t>(9 * 33, -7)}, y = x;
-  ops->unpack_topk(padded, decode_lens, x);
-  ref->unpack_topk(padded, decode_lens, y);
-  EXPECT_EQ(x.indices, y.indices);
+  EXPECT_TRUE(twins_testing::padding_as_reference(*ops, *ref, {2, 1, 3, 3}, 3, 70, 33, rng));
+  TopkIndices padded{12, 33, std::vector<int32_t>(12 * 33, 0)}, x{9, 33, std::vector<int32_t>(9 * 33, -7)};
   EXPECT_THROW(ops->unpack_topk(padded, std::vector<int32_t>{2, 1, 4, 3}, x), InvalidInput);
   for (const bool prefill : {false, true})
     for (const bool padding : {false, true})

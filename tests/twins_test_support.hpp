@@ -124,4 +124,31 @@ inline ::testing::AssertionResult topk_correct(const TopkIndices& t, const Logit
   return ::testing::AssertionFailure() << oracle::format_table(selection) << oracle::format_table(written);
 }
 
+// Pads a ragged step of random rows (pack_rows) and unpacks random padded
+// top-k rows (unpack_topk) with `ops` and with `ref`, from the same poisoned
+// buffers: passes when both write the same bytes and the same indices.
+inline ::testing::AssertionResult padding_as_reference(IndexerOps& ops, IndexerOps& ref,
+                                                       const std::vector<int32_t>& decode_lens, int32_t next_n,
+                                                       int64_t row_bytes, int32_t k, Rng& rng) {
+  int64_t ragged_rows = 0;
+  for (const int32_t d : decode_lens) ragged_rows += d;
+  const int64_t padded_rows = int64_t(decode_lens.size()) * next_n;
+  ByteRows ragged{ragged_rows, row_bytes, {}};
+  for (int64_t i = 0; i < ragged_rows * row_bytes; ++i) ragged.bytes.push_back(uint8_t(rng.next_u32()));
+  ByteRows packed{padded_rows, row_bytes, std::vector<uint8_t>(size_t(padded_rows * row_bytes), 0x5a)};
+  ByteRows packed_ref = packed;
+  ops.pack_rows(ragged, decode_lens, 0x7f, packed);
+  ref.pack_rows(ragged, decode_lens, 0x7f, packed_ref);
+  if (packed.bytes != packed_ref.bytes) return ::testing::AssertionFailure() << ops.name() << ": pack_rows differs";
+  TopkIndices padded{padded_rows, k, {}};
+  for (int64_t i = 0; i < padded_rows * k; ++i) padded.indices.push_back(int32_t(rng.next_u32() % 100000));
+  TopkIndices unpacked{ragged_rows, k, std::vector<int32_t>(size_t(ragged_rows * k), -7)};
+  TopkIndices unpacked_ref = unpacked;
+  ops.unpack_topk(padded, decode_lens, unpacked);
+  ref.unpack_topk(padded, decode_lens, unpacked_ref);
+  if (unpacked.indices != unpacked_ref.indices)
+    return ::testing::AssertionFailure() << ops.name() << ": unpack_topk differs";
+  return ::testing::AssertionSuccess();
+}
+
 }  // namespace dsa::twins_testing

@@ -257,19 +257,7 @@ TEST(CudaSelect, MaskAndPaddingAsTheReference) {
       return std::bit_cast<uint32_t>(x) == std::bit_cast<uint32_t>(y);
     }));
   }
-  const std::vector<int32_t> decode_lens = {3, 1, 4, 2};
-  ByteRows ragged{10, 8192, {}};
-  for (int i = 0; i < 10 * 8192; ++i) ragged.bytes.push_back(uint8_t(rng.next_u32()));
-  ByteRows pa{16, 8192, std::vector<uint8_t>(16 * 8192, 0x5a)}, pb = pa;
-  ops->pack_rows(ragged, decode_lens, 0x7f, pa);
-  ref->pack_rows(ragged, decode_lens, 0x7f, pb);
-  EXPECT_EQ(pa.bytes, pb.bytes);
-  TopkIndices padded{16, 2048, {}};
-  for (int i = 0; i < 16 * 2048; ++i) padded.indices.push_back(int32_t(rng.next_u32() % 100000));
-  TopkIndices ua{10, 2048, std::vector<int32_t>(10 * 2048, -7)}, ub = ua;
-  ops->unpack_topk(padded, decode_lens, ua);
-  ref->unpack_topk(padded, decode_lens, ub);
-  EXPECT_EQ(ua.indices, ub.indices);
+  EXPECT_TRUE(twins_testing::padding_as_reference(*ops, *ref, {3, 1, 4, 2}, 4, 8192, 2048, rng));
 }
 
 }  // namespace

@@ -263,7 +263,7 @@ TEST(Sm100SparseSelect, TopkOverEndIsTheRuleRemappedToPositionsEveryEntryWritten
     const SparseBlocks sparse = expand_candidate_blocks(c.candidates, c.bounds);
     const Logits values = draw_sparse_logits(rng, sparse);
     const std::vector<int64_t> row_ks = c.bounds.start;
-    TopkIndices first{sparse.rows, sh.k, std::vector<int32_t>(size_t(sparse.rows * sh.k), oracle::kPoisonI32)};
+    TopkIndices first = oracle::poisoned_topk(sparse.rows, sh.k);
     TopkIndices second = first;
     impl->sparse_topk(values, sparse, row_ks, first);
     impl->sparse_topk(values, sparse, row_ks, second);

@@ -25,6 +25,17 @@ struct RowSpan {
   const int32_t* seq_lens = nullptr;  // the others
   int32_t next_n = 1;
 
+  // Explicit bounds: row r is [start[r], end[r]) of a row of `width` columns.
+  static DSA_HD RowSpan of_bounds(int64_t rows, int64_t width, const int64_t* start, const int64_t* end) {
+    RowSpan s;
+    s.kind = Kind::bounds;
+    s.rows = rows;
+    s.width = width;
+    s.start = start;
+    s.end = end;
+    return s;
+  }
+
   DSA_HD int64_t begin(int64_t r) const { return kind == Kind::bounds ? start[r] : 0; }
   DSA_HD int64_t end_of(int64_t r) const {
     int64_t e = 0;

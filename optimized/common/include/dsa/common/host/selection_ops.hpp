@@ -183,11 +183,7 @@ protected:
   Bounds upload_bounds(const RowBounds& bounds, int64_t width) {
     Bounds b{backend_.upload(std::span<const int64_t>(bounds.start)), backend_.upload(std::span<const int64_t>(bounds.end)),
              {}};
-    b.span.kind = RowSpan::Kind::bounds;
-    b.span.rows = bounds.rows();
-    b.span.width = width;
-    b.span.start = b.start.data();
-    b.span.end = b.end.data();
+    b.span = RowSpan::of_bounds(bounds.rows(), width, b.start.data(), b.end.data());
     return b;
   }
 
