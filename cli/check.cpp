@@ -1,7 +1,8 @@
 // `dsa-oracle check`: judges a kernel's outputs for a golden set, read from
 // an outputs folder (--outputs) or made in process by an implementation of
-// the table (--impl); with --baseline, against a baseline set instead
-// (check_baseline.cpp).
+// the table (--impl); or one golden file against one outputs file; with
+// --baseline, against a baseline set instead (check_baseline.cpp).
+#include <filesystem>
 #include <memory>
 #include <optional>
 
@@ -57,7 +58,9 @@ int check(const CheckCliOptions& o) {
   options.tolerance = o.tolerance;
   dataset::SetCheck result;
   if (o.impl.empty()) {
-    result = dataset::check_golden_set(o.golden, o.outputs, options);
+    // A lone golden file (e.g. `dsa-oracle reference`'s output for a case the fuzzer kept) against one outputs file.
+    result = std::filesystem::is_regular_file(o.golden) ? dataset::check_golden_file(o.golden, o.outputs, options)
+                                                        : dataset::check_golden_set(o.golden, o.outputs, options);
   } else {
     const std::unique_ptr<IndexerOps> impl = fuzz::make_implementation(o.impl);  // refuses one that cannot run here
     result = dataset::check_implementation(o.golden, *impl, fuzz::implementation_contract(o.impl), options);
@@ -83,12 +86,13 @@ const Registrar check_registrar("check", 41, [](CLI::App& app) {
   auto o = std::make_shared<CheckCliOptions>();
   auto* sub = app.add_subcommand(
       "check", "Judge a kernel's outputs for a golden set (exit 1 on a failed check or when nothing was checked, 2 on bad input)");
-  sub->add_option("--golden", o->golden, "Golden set folder (with manifest.json)");
+  sub->add_option("--golden", o->golden, "Golden set folder (with manifest.json), or one golden file");
   sub->add_option("--baseline", o->baseline,
                   "Instead of --golden: a baseline set (`golden --record`); the outputs must be the baseline's, by the "
                   "oracle's rules (docs/regression.md)");
-  auto* outputs =
-      sub->add_option("--outputs", o->outputs, "Folder of the kernel's outputs: one safetensors file per case, same names");
+  auto* outputs = sub->add_option(
+      "--outputs", o->outputs,
+      "Folder of the kernel's outputs: one safetensors file per case, same names (one file for one golden file)");
   sub->add_option("--impl", o->impl,
                   "Run this implementation of the table in process on every case instead (`fuzz --list` names them); "
                   "cases it does not take are reported as not run")

@@ -3,6 +3,7 @@
 // which combines the JSON lines of many campaigns. docs/fuzzing.md.
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -11,12 +12,16 @@
 #include <fmt/ranges.h>
 
 #include "command_registry.hpp"
+#include "dsa/dataset/json_input.hpp"
 #include "dsa/error.hpp"
 #include "dsa/fuzz/campaign.hpp"
 #include "dsa/fuzz/differential.hpp"
+#include "dsa/fuzz/external.hpp"
 #include "dsa/fuzz/implementations.hpp"
+#include "dsa/fuzz/interrupt.hpp"
 #include "dsa/fuzz/mutants.hpp"
 #include "dsa/optimized/implementations.hpp"
+#include "signals.hpp"
 
 namespace dsa::cli {
 namespace {
@@ -41,6 +46,13 @@ struct FuzzOptions {
   std::string out;
   bool quiet = false;
   bool list = false;
+  bool keep_going = false;
+  bool require_all = false;
+  bool allow_empty = false;
+  // External commands.
+  double timeout = 10;
+  bool persistent = false;
+  std::string keep = "dsa-fuzz-kept";
 };
 
 // This program as a shell word, so that printed replay lines run as they are.
@@ -80,6 +92,7 @@ class JsonLines {
 public:
   explicit JsonLines(const std::string& path) {
     if (path.empty()) return;
+    if (std::filesystem::is_directory(path)) throw InvalidInput("out", "'" + path + "' is a folder, not a file");
     file_.open(path, std::ios::out | std::ios::trunc);
     if (!file_) throw InvalidInput("out", "cannot write '" + path + "'");
   }
@@ -121,13 +134,35 @@ int run_mutant_table(const FuzzOptions& o) {
   m.batch_cases = o.batch;
   m.replay_prefix = program() + " fuzz";
   m.progress = o.quiet ? nullptr : &std::cerr;
+  JsonLines out(o.out);  // writable, checked before any work
   const std::vector<MutantResult> results = run_mutants(chosen, m);
-  JsonLines out(o.out);
   for (const auto& r : results) out.write(mutant_record(r));
   fmt::print("{}", format_mutant_table(results));
   for (const auto& r : results)
     if (!r.killed) return kExitCheckFailed;
   return kExitOk;
+}
+
+// The external command's options as a replay line must repeat them.
+std::string external_flags(const FuzzOptions& o) {
+  std::string flags;
+  if (o.persistent) flags += " --persistent";
+  if (o.timeout != 10) flags += fmt::format(" --timeout {}", o.timeout);
+  return flags;
+}
+
+// The input an external command failed on, kept for the user to run it on by hand.
+void keep_failed_input(const ExternalCommand& command, const std::string& folder, Failure& f) {
+  if (folder.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(folder, ec);
+  const std::string path =
+      (std::filesystem::path(folder) / fmt::format("{}-{:016x}.safetensors", f.property, f.batch_seed)).string();
+  try {
+    if (command.keep_last_failed(path)) f.kept_input = path;
+  } catch (const InvalidInput& e) {
+    f.kept_input = std::string("(could not be kept: ") + e.what() + ")";
+  }
 }
 
 int run_fuzz(const FuzzOptions& o) {
@@ -137,11 +172,23 @@ int run_fuzz(const FuzzOptions& o) {
   if (!o.mutants.empty()) return run_mutant_table(o);
 
   CampaignOptions c;
+  std::shared_ptr<ExternalCommand> external;
   if (!o.mutant.empty()) {
     const Mutant& m = find_mutant(o.mutant);
     c.impl = "mutant " + m.name;
     c.make_impl = m.make;
     c.replay_prefix = program() + " fuzz --mutant " + shell_quote(m.name);
+  } else if (o.impl.starts_with(kExternalPrefix)) {
+    // One command for the whole campaign: its folder, its persistent process.
+    ExternalOptions eo;
+    eo.timeout_seconds = o.timeout;
+    eo.persistent = o.persistent;
+    external = std::make_shared<ExternalCommand>(o.impl.substr(kExternalPrefix.size()), eo);
+    c.impl = o.impl;
+    c.make_impl = [external] { return make_external_ops(external); };
+    c.replay_prefix = program() + " fuzz --impl " + shell_quote(o.impl) + external_flags(o);
+    c.setup_error = [external] { return external->setup_error(); };
+    c.on_failure = [external, keep = o.keep](Failure& f) { keep_failed_input(*external, keep, f); };
   } else {
     make_implementation(o.impl);  // an unknown name fails here, before any work
     c.impl = o.impl;
@@ -165,13 +212,28 @@ int run_fuzz(const FuzzOptions& o) {
 
   if (!o.replay.empty()) {
     if (c.properties.size() != 1) throw InvalidInput("property", "--replay needs exactly one --property");
-    const Outcome outcome = replay(c.make_impl, c.properties[0], o.replay, c.make_against, c.against_options);
-    const FuzzCase fc = case_from_json(nlohmann::json::parse(o.replay));
+    const FuzzCase fc = case_from_json(dataset::parse_json(o.replay, "replay"));  // validated before any work
+    Outcome outcome;
+    try {
+      outcome = replay(c.make_impl, c.properties[0], o.replay, c.make_against, c.against_options);
+    } catch (const Interrupted&) {
+      fmt::print("replay stopped by signal {}\n", stop_signal());
+      return 128 + stop_signal();
+    }
     fmt::print("replay {} on {}:\n{}", c.properties[0], c.impl, describe(fc));
     switch (outcome.verdict) {
       case Verdict::pass: fmt::print("PASS\n"); return kExitOk;
-      case Verdict::unsupported: fmt::print("UNSUPPORTED: {}\n", outcome.message); return kExitOk;
-      case Verdict::fail: fmt::print("FAIL\n{}\n", outcome.message); return kExitCheckFailed;
+      // A replay that checked nothing is not a pass.
+      case Verdict::unsupported: fmt::print("UNSUPPORTED (nothing checked): {}\n", outcome.message); return kExitCheckFailed;
+      case Verdict::fail:
+        if (external && !o.keep.empty()) {
+          Failure f;
+          f.property = c.properties[0];
+          keep_failed_input(*external, o.keep, f);
+          if (!f.kept_input.empty()) outcome.message += "\ninput kept: " + f.kept_input;
+        }
+        fmt::print("FAIL\n{}\n", outcome.message);
+        return kExitCheckFailed;
     }
   }
 
@@ -181,14 +243,31 @@ int run_fuzz(const FuzzOptions& o) {
   c.cases = o.cases;
   if (c.seconds <= 0 && c.cases <= 0) c.seconds = 60;
   c.batch_cases = o.batch;
+  c.keep_going = o.keep_going;
   c.progress = o.quiet ? nullptr : &std::cerr;
-  JsonLines out(o.out);
+  JsonLines out(o.out);  // writable, checked before any work
   c.record = [&out](const nlohmann::json& j) { out.write(j); };
   const CampaignResult result = run_campaign(c);
-  fmt::print("{}", format_campaign(c, result));
-  for (const auto& p : result.properties)
+  for (const auto& p : result.properties) {
     if (p.failure) fmt::print("\n{}", format_failure(*p.failure));
-  return result.passed() ? kExitOk : kExitCheckFailed;
+    for (const auto& f : p.later_failures) fmt::print("\n{}", format_failure(f));
+  }
+  fmt::print("\n{}", format_campaign(c, result));
+  if (result.stop_signal) return 128 + result.stop_signal;
+  if (!result.passed()) return kExitCheckFailed;
+  if (result.checked_nothing()) {
+    if (o.allow_empty) {
+      fmt::print("--allow-empty: exiting 0 although nothing was checked\n");
+      return kExitOk;
+    }
+    return kExitCheckFailed;
+  }
+  if (o.require_all && !result.unchecked().empty()) {
+    fmt::print("--require-all: {} applicable propert{} checked no case\n", result.unchecked().size(),
+               result.unchecked().size() == 1 ? "y" : "ies");
+    return kExitCheckFailed;
+  }
+  return kExitOk;
 }
 
 const Registrar fuzz_registrar("fuzz", 40, [](CLI::App& app) {
@@ -223,7 +302,26 @@ const Registrar fuzz_registrar("fuzz", 40, [](CLI::App& app) {
   sub->add_option("--out", options->out, "Write the results as JSON lines to this file");
   sub->add_flag("--quiet", options->quiet, "No progress line");
   sub->add_flag("--list", options->list, "List the properties, implementations and mutants");
-  return [options] { return run_fuzz(*options); };
+  sub->add_flag("--keep-going", options->keep_going,
+                "Go on after a failure and collect the distinct failures of each property (up to 10)");
+  sub->add_flag("--require-all", options->require_all, "Exit 1 when an applicable property checked no case");
+  sub->add_flag("--allow-empty", options->allow_empty, "Exit 0 even when nothing was checked (say so all the same)");
+  sub->add_option("--timeout", options->timeout,
+                  "External commands: seconds per call, plus 1 s per 16 MiB of request; past it the call is killed "
+                  "with its process group and is a failure")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->add_flag("--persistent", options->persistent,
+                "External commands: start `COMMAND --persistent` once and exchange length-prefixed safetensors over "
+                "its standard input and output");
+  sub->add_option("--keep", options->keep,
+                  "External commands: folder where the input of a failed call is kept (empty: none)")
+      ->capture_default_str();
+  return [options] {
+    // A signal stops the campaign between cases; it prints and writes what it has.
+    const CooperativeStop cooperative;
+    return run_fuzz(*options);
+  };
 });
 
 struct MergeOptions {
@@ -239,11 +337,7 @@ int run_merge(const MergeOptions& o) {
     std::string line;
     for (int64_t n = 1; std::getline(in, line); ++n) {
       if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-      try {
-        records.push_back(nlohmann::json::parse(line));
-      } catch (const nlohmann::json::exception& e) {
-        throw InvalidInput("files", fmt::format("{} line {}: not JSON ({})", path, n, e.what()));
-      }
+      records.push_back(dataset::parse_json(line, fmt::format("{} line {}", path, n)));
     }
   }
   const MergeResult m = merge_records(records);

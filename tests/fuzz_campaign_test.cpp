@@ -106,7 +106,11 @@ TEST(FuzzCampaign, JsonLinesMergeIntoASummary) {
     o.record = [&](const nlohmann::json& j) { lines.push_back(j); };
     run_campaign(o);
   }
-  ASSERT_EQ(lines.size(), 4u);
+  // Per shard: a line per property, then the campaign's line.
+  ASSERT_EQ(lines.size(), 6u);
+  EXPECT_EQ(lines[2]["type"], "campaign");
+  EXPECT_EQ(lines[2]["cases"], 10);
+  EXPECT_EQ(lines[2]["checked_nothing"], false);
   MergeResult m = merge_records(lines);
   EXPECT_TRUE(m.passed);
   ASSERT_EQ(m.summary.size(), 2u);

@@ -8,10 +8,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <set>
 
 #include "dsa/dataset/safetensors.hpp"
 #include "dsa/error.hpp"
+#include "cli_test_support.hpp"
 #include "dsa/fuzz/campaign.hpp"
+#include "dsa/fuzz/exchange.hpp"
 #include "dsa/fuzz/external.hpp"
 #include "dsa/fuzz/implementations.hpp"
 #include "dsa/oracle/poison.hpp"
@@ -129,7 +132,7 @@ TEST(FuzzExternal, TheExchangeCarriesEveryInputAndThePoisonedOutputs) {
   const Outcome o = check_case(find_property(property::kEveryEntryWritten), *echo, t);
   EXPECT_EQ(o.verdict, Verdict::fail);
   const dataset::Safetensors topk_in = dataset::read_safetensors(kept);
-  EXPECT_EQ(topk_in.meta("op"), "topk");
+  EXPECT_EQ(topk_in.meta("op"), "prefill_topk");
   EXPECT_EQ(topk_in.i32("ks", {1}), std::vector<int32_t>{2});
   EXPECT_EQ(topk_in.i32("ke", {1}), std::vector<int32_t>{11});
   EXPECT_EQ(topk_in.meta("topk"), "3");
@@ -137,6 +140,61 @@ TEST(FuzzExternal, TheExchangeCarriesEveryInputAndThePoisonedOutputs) {
                                property::kPrefillLogitsAgree})
     EXPECT_EQ(check_case(find_property(property), *echo, find_property(property).probes()[0]).verdict, Verdict::fail)
         << property;
+  std::filesystem::remove_all(dir);
+}
+
+// Issue 10 §2: the exchange is the golden schema. Answered by the golden-case
+// code itself (read_case_inputs, compute_expected: what `dsa-oracle
+// reference` runs), every property passes: each request is a case the
+// reference takes, and each answer reads back through read_outputs.
+TEST(FuzzExternal, EveryRequestIsAGoldenCaseTheReferenceAnswers) {
+  CampaignOptions o;
+  o.impl = "exchange answered by the golden-case code";
+  o.make_impl = [] { return make_exchange_ops("golden reference", answer_with_reference); };
+  o.cases = test::scaled_count(6);
+  o.batch_cases = 3;
+  o.limits.max_rows = 8;
+  o.limits.logits_elements = 1 << 14;
+  o.limits.exact_products = 1 << 18;
+  o.limits.model_products = 1 << 16;
+  o.replay_prefix = "dsa-oracle fuzz";
+  const CampaignResult r = run_campaign(o);
+  for (const auto& p : r.properties) {
+    EXPECT_TRUE(p.applicable()) << p.property;
+    EXPECT_FALSE(p.failure) << format_failure(*p.failure);
+    EXPECT_EQ(p.passed, o.cases) << p.property;
+  }
+}
+
+// A case the fuzzer handed a kernel goes to `dsa-oracle reference` and
+// `dsa-oracle check` as it is: the recorder keeps every request it is given.
+TEST(FuzzExternal, KeptRequestsFeedReferenceAndCheckAsTheyAre) {
+  const auto dir = std::filesystem::temp_directory_path() / ("dsa_external_kept_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "requests");
+  const std::string recorder = "sh -c 'cp \"$1\" " + (dir / "requests").string() + "/$$.safetensors; exit 3'";
+  const test::CliRun fuzz = test::run_cli("fuzz --impl " + shell_quote("external:" + recorder) +
+                                          " --property every_entry_written,prefill_logits_agree --cases 1 --quiet");
+  EXPECT_EQ(fuzz.exit_code, 1) << fuzz.output;  // every call unsupported: nothing checked
+  std::set<std::string> ops;
+  for (const auto& entry : std::filesystem::directory_iterator(dir / "requests")) {
+    const dataset::Safetensors request = dataset::read_safetensors(entry.path().string());
+    const std::string op = request.meta("op"), profile = request.meta("profile");
+    if (!ops.insert(op).second) continue;
+    EXPECT_EQ(request.meta("schema"), "dsa-oracle/golden/1");
+    const std::string golden = (dir / (op + ".golden.safetensors")).string();
+    test::CliRun r = test::run_cli("reference --op " + op + " --profile " + profile + " --in " + entry.path().string() +
+                                   " --out " + golden);
+    ASSERT_EQ(r.exit_code, 0) << op << ": " << r.output;
+    // The expected outputs pass; the request's own buffers are poison, never written.
+    r = test::run_cli("check --golden " + golden + " --outputs " + golden);
+    EXPECT_EQ(r.exit_code, 0) << op << ": " << r.output;
+    r = test::run_cli("check --golden " + golden + " --outputs " + entry.path().string());
+    EXPECT_EQ(r.exit_code, 1) << op << ": " << r.output;
+    EXPECT_NE(r.output.find("never written"), std::string::npos) << op << ": " << r.output;
+  }
+  EXPECT_EQ(ops, (std::set<std::string>{"prefill_topk", "candidate_select", "candidate_topk", "decode_logits",
+                                        "compact_candidate_logits", "prefill_logits"}));
   std::filesystem::remove_all(dir);
 }
 

@@ -93,6 +93,30 @@ TEST(Npy, RejectsWhatItCannotRead) {
   EXPECT_TRUE(rejects(truncated));
 }
 
+// Sizes from the header never wrap around and absurd widths are refused
+// before anything is allocated (issue 11 §1).
+TEST(Npy, RefusesSizesThatOverflowAndAbsurdWidths) {
+  const auto message = [](const Bytes& b) {
+    try {
+      parse_npy(b, "x");
+      return std::string("accepted");
+    } catch (const InvalidInput& e) {
+      return std::string(e.what());
+    }
+  };
+  // 2^32 x 2^32 elements of 4 bytes: the product wraps to 0 in 64 bits, as the empty data would match.
+  EXPECT_NE(message(npy("<f4", "(4294967296, 4294967296)", Bytes{})).find("overflows"), std::string::npos);
+  EXPECT_NE(message(npy("<f4", "(3037000500, 3037000500, 4)", Bytes{})).find("overflows"), std::string::npos);
+  EXPECT_NE(message(npy("<U999999999", "()", Bytes{})).find("bytes per element"), std::string::npos);
+  EXPECT_NE(message(npy("<U99999999999999", "()", Bytes{})).find("unsupported dtype"), std::string::npos);
+  EXPECT_NE(message(npy("<f4 ", "(1,)", raw<float>({1}))).find("unsupported dtype"), std::string::npos);
+  EXPECT_NE(message(npy("<f4", "(+1,)", raw<float>({1}))).find("bad shape"), std::string::npos);
+  EXPECT_NE(message(npy("<f4", "(1L,)", raw<float>({1}))).find("bad shape"), std::string::npos);
+  // A megabyte header quoted in a message comes back as an excerpt.
+  std::string huge(1 << 20, 'z');
+  EXPECT_LT(message(npy("<f4", "(" + huge + ")", Bytes{})).size(), 1000u);
+}
+
 // A zip of the given members as numpy's zipfile writes them: local headers with
 // 0xFFFFFFFF sizes and a zip64 extra field, real sizes in the central directory.
 Bytes zip(const std::vector<std::pair<std::string, Bytes>>& members, bool deflate) {
@@ -196,6 +220,31 @@ TEST(Npz, DetectsDamage) {
   EXPECT_THROW(NpzFile{"/nonexistent/file.npz"}, InvalidInput);
   std::filesystem::remove(path);
   std::filesystem::remove(cut);
+}
+
+TEST(Npz, RefusesClaimedSizesDeflateCannotHoldAndDuplicateMembers) {
+  const std::vector<std::pair<std::string, Bytes>> members = {{"a.npy", npy("<i4", "(3,)", raw<int32_t>({1, 2, 3}))}};
+  Bytes z = zip(members, true);
+  // The central directory's uncompressed size (offset 24 of the entry) claims 4 GB from a few deflated bytes.
+  const size_t eocd = z.size() - 22;
+  const size_t dir = size_t(z[eocd + 16]) | size_t(z[eocd + 17]) << 8 | size_t(z[eocd + 18]) << 16;
+  for (int i = 0; i < 4; ++i) z[dir + 24 + size_t(i)] = uint8_t(0xF0000000u >> (8 * i));
+  const std::string lie = write_temp(z, "lie");
+  try {
+    NpzFile{lie};
+    ADD_FAILURE() << "a member claiming 4 GB was accepted";
+  } catch (const InvalidInput& e) {
+    EXPECT_NE(std::string(e.what()).find("more than deflate can pack"), std::string::npos) << e.what();
+  }
+  const std::string twice = write_temp(zip({members[0], members[0]}, false), "twice");
+  try {
+    NpzFile{twice};
+    ADD_FAILURE() << "a member given twice was accepted";
+  } catch (const InvalidInput& e) {
+    EXPECT_NE(std::string(e.what()).find("appears twice"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(lie);
+  std::filesystem::remove(twice);
 }
 
 TEST(Npz, ReadsARealArchive) {

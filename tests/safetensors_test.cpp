@@ -205,6 +205,33 @@ TEST(Safetensors, RejectsBadTensorsAndMetadata) {
   EXPECT_NE(rejection(file_of("[1, 2]")).find("not a JSON object"), std::string::npos);
 }
 
+// Issue 11 §1: nesting a few hundred thousand levels deep, huge values and
+// sizes that wrap around are refused with a short message, never a crash.
+TEST(Safetensors, RefusesDeepNestingHugeValuesAndWrappingSizes) {
+  for (const std::string& open : {std::string("["), std::string("{\"a\":")}) {
+    std::string deep;
+    for (int i = 0; i < 300000; ++i) deep += open;
+    for (const std::string& header : {deep, "{\"__metadata__\":{\"k\":" + deep + "}}", "{\"t\":" + deep + "}"}) {
+      const std::string message = rejection(file_of(header));
+      EXPECT_NE(message.find("nested deeper than"), std::string::npos) << message.substr(0, 200);
+      EXPECT_LT(message.size(), 300u);
+    }
+  }
+  // A megabyte metadata value of the wrong type, and a megabyte tensor name.
+  const std::string mega(1 << 20, 'x');
+  std::string message = rejection(file_of("{\"__metadata__\":{\"k\":[\"" + mega + "\"]}}"));
+  EXPECT_NE(message.find("metadata 'k' is not a string"), std::string::npos) << message.substr(0, 200);
+  EXPECT_LT(message.size(), 300u);
+  message = rejection(file_of("{\"" + mega + "\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,8]}}", 8));
+  EXPECT_NE(message.find("disagrees with its 8 data bytes"), std::string::npos) << message.substr(0, 200);
+  EXPECT_LT(message.size(), 400u);
+  // 2^32 x 2^32 x 4 bytes wraps to 0 in 64 bits: it must not match an empty tensor.
+  message = rejection(file_of(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,0]}})"));
+  EXPECT_NE(message.find("disagrees with its 0 data bytes"), std::string::npos) << message;
+  message = rejection(file_of(R"({"a":{"dtype":"U8","shape":[18446744073709551615],"data_offsets":[0,0]}})"));
+  EXPECT_NE(message.find("past a 64-bit size"), std::string::npos) << message;
+}
+
 TEST(Safetensors, TypedAccessChecksDtypeAndShape) {
   const Safetensors st = fixture("cpp");
   EXPECT_EQ(argument_of([&] { st.i32("f32"); }), "f32");

@@ -14,19 +14,28 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The golden case of a manifest entry, its hash verified; nullopt (and cc
-// marked bad input) when the file is missing, corrupt or modified.
-std::optional<GoldenCase> read_checked(const ManifestCase& entry, const fs::path& golden_dir, CaseCheck& cc) {
-  cc.file = entry.file;
-  cc.op = entry.op;
-  const std::string golden_path = (golden_dir / entry.file).string();
+// A golden file read and validated; with a manifest entry, held to its hash
+// and its op. nullopt (and cc marked bad input) when the file is missing,
+// corrupt, modified or not what the manifest says.
+std::optional<GoldenCase> read_golden(const std::string& file, const std::string& golden_path,
+                                      const ManifestCase* entry, CaseCheck& cc) {
+  cc.file = file;
+  cc.op = entry ? entry->op : "";
   try {
-    const std::string actual_hash = sha256_file(golden_path);
-    if (actual_hash != entry.sha256)
-      throw InvalidInput(golden_path, "does not match its manifest hash (manifest sha256 " + entry.sha256 + ", file " +
-                                          actual_hash + "): the golden file was modified or corrupted; regenerate the set "
-                                          "with `dsa-oracle golden` or restore it");
-    return read_golden_case(read_safetensors(golden_path));
+    if (entry) {
+      const std::string actual_hash = sha256_file(golden_path);
+      if (actual_hash != entry->sha256)
+        throw InvalidInput(golden_path, "does not match its manifest hash (manifest sha256 " + entry->sha256 +
+                                            ", file " + actual_hash +
+                                            "): the golden file was modified or corrupted; regenerate the set "
+                                            "with `dsa-oracle golden` or restore it");
+    }
+    GoldenCase golden = read_golden_case(read_safetensors(golden_path));
+    const std::string op(to_string(golden.settings.op));
+    if (entry && op != entry->op)
+      throw InvalidInput(golden_path, "holds op " + op + " but the manifest lists it as op " + excerpt(entry->op));
+    cc.op = op;
+    return golden;
   } catch (const InvalidInput& e) {
     cc.status = CaseStatus::bad_input;
     cc.error = "golden file " + (e.argument() == golden_path ? "" : golden_path + ": ") + e.what();
@@ -34,26 +43,35 @@ std::optional<GoldenCase> read_checked(const ManifestCase& entry, const fs::path
   }
 }
 
-CaseCheck check_one(const ManifestCase& entry, const fs::path& golden_dir, const fs::path& outputs_dir,
-                    const CheckOptions& options) {
-  CaseCheck cc;
-  const std::optional<GoldenCase> golden = read_checked(entry, golden_dir, cc);
-  if (!golden) return cc;
-  const std::string outputs_path = (outputs_dir / entry.file).string();
+std::optional<GoldenCase> read_checked(const ManifestCase& entry, const fs::path& golden_dir, CaseCheck& cc) {
+  return read_golden(entry.file, (golden_dir / entry.file).string(), &entry, cc);
+}
+
+// The outputs file of one case, judged.
+CaseCheck judge_outputs(CaseCheck cc, const GoldenCase& golden, const std::string& outputs_path,
+                        const CheckOptions& options) {
   try {
     if (!fs::exists(outputs_path))
-      throw InvalidInput(outputs_path, "missing: the kernel's outputs for case " + entry.file +
+      throw InvalidInput(outputs_path, "missing: the kernel's outputs for case " + cc.file +
                                            " go in a file of the same name in the outputs folder");
     const Safetensors file = read_safetensors(outputs_path);
-    const GoldenOutputs actual = read_outputs(file, *golden);
+    const GoldenOutputs actual = read_outputs(file, golden);
     cc.checked = actual.names();
-    cc.report = check_case(*golden, actual, entry.file, options);
+    cc.report = check_case(golden, actual, cc.file, options);
     cc.status = cc.report.passed() ? CaseStatus::passed : CaseStatus::failed;
   } catch (const InvalidInput& e) {
     cc.status = CaseStatus::bad_input;
     cc.error = "outputs file " + (e.argument() == outputs_path ? "" : outputs_path + ": ") + e.what();
   }
   return cc;
+}
+
+CaseCheck check_one(const ManifestCase& entry, const fs::path& golden_dir, const fs::path& outputs_dir,
+                    const CheckOptions& options) {
+  CaseCheck cc;
+  const std::optional<GoldenCase> golden = read_checked(entry, golden_dir, cc);
+  if (!golden) return cc;
+  return judge_outputs(std::move(cc), *golden, (outputs_dir / entry.file).string(), options);
 }
 
 CaseCheck run_one(const ManifestCase& entry, const fs::path& golden_dir, IndexerOps& impl, const Contract& contract,
@@ -162,6 +180,15 @@ SetCheck check_golden_set(const std::string& golden_dir, const std::string& outp
   return judge_set(
       golden_dir, [&](const ManifestCase& entry) { return check_one(entry, golden_dir, outputs_dir, options); },
       progress);
+}
+
+SetCheck check_golden_file(const std::string& golden_file, const std::string& outputs_file, const CheckOptions& options) {
+  SetCheck result;
+  CaseCheck cc;
+  const std::optional<GoldenCase> golden =
+      read_golden(fs::path(golden_file).filename().string(), golden_file, nullptr, cc);
+  result.cases.push_back(golden ? judge_outputs(std::move(cc), *golden, outputs_file, options) : std::move(cc));
+  return result;
 }
 
 SetCheck check_implementation(const std::string& golden_dir, IndexerOps& impl, const Contract& contract,

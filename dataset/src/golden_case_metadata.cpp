@@ -23,7 +23,8 @@ std::optional<std::string> MetadataReader::text(const std::string& key) const {
   if (meta != metadata_.end() && meta->second != flag->second) {
     const auto a = parse_integer(meta->second), b = parse_integer(flag->second);
     if (!a || !b || *a != *b)
-      throw InvalidInput(key, "the flag says '" + flag->second + "' but the file's metadata says '" + meta->second + "'");
+      throw InvalidInput(key, "the flag says '" + excerpt(flag->second) + "' but the file's metadata says '" +
+                                  excerpt(meta->second) + "'");
   }
   return flag->second;
 }
@@ -38,7 +39,7 @@ std::optional<int64_t> MetadataReader::integer(const std::string& key, int64_t l
   const auto value = text(key);
   if (!value) return std::nullopt;
   const auto parsed = parse_integer(*value);
-  if (!parsed) throw InvalidInput(key, "'" + *value + "' is not a decimal integer");
+  if (!parsed) throw InvalidInput(key, "'" + excerpt(*value) + "' is not a decimal integer");
   if (*parsed < lo || *parsed > hi)
     throw InvalidInput(key, std::to_string(*parsed) + " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
   return parsed;
@@ -54,7 +55,7 @@ void MetadataReader::agrees(const std::string& key, int64_t derived, const std::
   const auto value = text(key);
   if (!value) return;
   const auto parsed = parse_integer(*value);
-  if (!parsed) throw InvalidInput(key, "'" + *value + "' is not a decimal integer");
+  if (!parsed) throw InvalidInput(key, "'" + excerpt(*value) + "' is not a decimal integer");
   if (*parsed != derived)
     throw InvalidInput(key, "says " + std::to_string(*parsed) + " but " + from + " gives " + std::to_string(derived));
 }

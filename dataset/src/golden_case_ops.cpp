@@ -43,7 +43,7 @@ GoldenOp parse_golden_op(std::string_view name) {
     if (info.name == name) return info.op;
     known += (known.empty() ? "" : ", ") + std::string(info.name);
   }
-  throw InvalidInput("op", "unknown op '" + std::string(name) + "' (known: " + known + ")");
+  throw InvalidInput("op", "unknown op '" + excerpt(name) + "' (known: " + known + ")");
 }
 
 std::vector<GoldenOp> golden_ops() {

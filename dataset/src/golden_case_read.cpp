@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "dsa/checked.hpp"
 #include "dsa/dataset/golden_case.hpp"
 #include "dsa/error.hpp"
 #include "golden_case_metadata.hpp"
@@ -79,12 +80,12 @@ void check_tensor_names(const Safetensors& file, GoldenOp op, const InputNames& 
 ElementFormat read_element(const MetadataReader& m, CacheLayout layout) {
   const auto fp8 = m.text("fp8");
   if (layout == CacheLayout::mxfp4) {
-    if (fp8) throw InvalidInput("fp8", "'" + *fp8 + "' given for an MXFP4 case (layout mxfp4 has no fp8 format)");
+    if (fp8) throw InvalidInput("fp8", "'" + excerpt(*fp8) + "' given for an MXFP4 case (layout mxfp4 has no fp8 format)");
     return ElementFormat::mxfp4;
   }
   if (!fp8) throw InvalidInput("fp8", "missing metadata key (and no flag gives it): e4m3fn or e4m3fnuz");
   if (*fp8 != "e4m3fn" && *fp8 != "e4m3fnuz")
-    throw InvalidInput("fp8", "'" + *fp8 + "' is not an fp8 format (e4m3fn or e4m3fnuz)");
+    throw InvalidInput("fp8", "'" + excerpt(*fp8) + "' is not an fp8 format (e4m3fn or e4m3fnuz)");
   return parse_element_format(*fp8);
 }
 
@@ -119,7 +120,7 @@ void read_lengths(const Safetensors& file, const MetadataReader& m, DecodeProble
     if (const auto v = m.text("padded_lengths")) {
       if (*v == "causal") p.padded_lengths = PaddedLengths::causal;
       else if (*v == "vllm_padded") p.padded_lengths = PaddedLengths::vllm_padded;
-      else throw InvalidInput("padded_lengths", "'" + *v + "' is not causal or vllm_padded");
+      else throw InvalidInput("padded_lengths", "'" + excerpt(*v) + "' is not causal or vllm_padded");
     }
   } else if (m.text("padded_lengths")) {
     throw InvalidInput("padded_lengths", "given but the case has no decode_lens");
@@ -186,7 +187,7 @@ DecodeProblem read_decode(const Safetensors& file, const MetadataReader& m, cons
   if (qs.size() != 4)
     throw InvalidInput("q", "shape " + shape_string(qs) + ", expected [B, next_n, H, " + (mxfp4 ? "D/2" : "D") + "]");
   for (int64_t e : qs)
-    if (e < 1 || e > kMaxExtent) throw InvalidInput("q", "shape " + shape_string(qs) + " has an empty or huge extent");
+    if (e < 1 || e > kMaxExtent / 2) throw InvalidInput("q", "shape " + shape_string(qs) + " has an empty or huge extent");
   p.batch = int32_t(qs[0]);
   p.next_n = int32_t(qs[1]);
   p.heads = int32_t(qs[2]);
@@ -228,7 +229,7 @@ DecodeProblem read_decode(const Safetensors& file, const MetadataReader& m, cons
 PrefillProblem read_prefill(const Safetensors& file, const MetadataReader& m, const Profile& profile) {
   PrefillProblem p;
   const std::string fp8 = m.required_text("fp8", "e4m3fn or e4m3fnuz");
-  if (fp8 != "e4m3fn" && fp8 != "e4m3fnuz") throw InvalidInput("fp8", "'" + fp8 + "' is not an fp8 format (e4m3fn or e4m3fnuz)");
+  if (fp8 != "e4m3fn" && fp8 != "e4m3fnuz") throw InvalidInput("fp8", "'" + excerpt(fp8) + "' is not an fp8 format (e4m3fn or e4m3fnuz)");
   p.element = parse_element_format(fp8);
   detail::check_codes_dtype(file, "q", p.element);
   detail::check_codes_dtype(file, "k", p.element);
@@ -294,6 +295,35 @@ CandidateBlocks read_candidate_input(const Safetensors& file, const MetadataRead
   return cand;
 }
 
+// The outputs a case's op makes (and the reference's working copies) are
+// sized by metadata, not by the file: refuse up front what cannot fit, naming
+// the key that makes it big.
+void require_case_memory(const GoldenCase& c) {
+  const double R = double(c.rows()), W = double(c.logits_width()), k = c.settings.topk,
+               C = c.settings.candidate_topk_blocks, S = c.settings.candidate_block_size;
+  struct Term {
+    const char* key;
+    double bytes;
+  };
+  const Term terms[] = {{c.prefill ? "logits" : "max_model_len", R * W * 4 * 3},
+                        {"topk", R * k * 4 * 2},
+                        {"candidate_topk_blocks", R * C * 4 * 2},
+                        {"candidate_block_size", R * C * S * 4 * 3}};
+  double total = 0;
+  const Term* largest = &terms[0];
+  for (const Term& t : terms) {
+    total += t.bytes;
+    if (t.bytes > largest->bytes) largest = &t;
+  }
+  require_memory(largest->key, total,
+                 "op " + std::string(to_string(c.settings.op)) + " on " + std::to_string(c.rows()) + " rows x " +
+                     std::to_string(c.logits_width()) + " columns (topk " + std::to_string(c.settings.topk) +
+                     (C > 0 ? ", " + std::to_string(c.settings.candidate_topk_blocks) + " candidate blocks of " +
+                                  std::to_string(c.settings.candidate_block_size)
+                            : std::string()) +
+                     ")");
+}
+
 std::vector<std::string> listed_outputs(const Safetensors& file) {
   const auto it = file.metadata.find("outputs");
   return it == file.metadata.end() ? std::vector<std::string>{} : split_list(it->second);
@@ -304,7 +334,7 @@ std::vector<std::string> listed_outputs(const Safetensors& file) {
 GoldenCase read_case_inputs(const Safetensors& file, const MetadataFlags& flags) {
   const MetadataReader m(file.metadata, flags);
   if (const auto schema = file.metadata.find("schema"); schema != file.metadata.end() && schema->second != kGoldenSchema)
-    throw InvalidInput("schema", "'" + schema->second + "', this reader takes '" + std::string(kGoldenSchema) + "'");
+    throw InvalidInput("schema", "'" + excerpt(schema->second) + "', this reader takes '" + std::string(kGoldenSchema) + "'");
   GoldenCase c;
   c.settings.op = parse_golden_op(m.required_text("op"));
   const GoldenOp op = c.settings.op;
@@ -353,6 +383,7 @@ GoldenCase read_case_inputs(const Safetensors& file, const MetadataFlags& flags)
   }
   for (const auto& [key, value] : file.metadata)
     if (!kStructuralKeys.count(key)) c.settings.info[key] = value;
+  require_case_memory(c);
   return c;
 }
 
@@ -365,14 +396,16 @@ GoldenCase read_golden_case(const Safetensors& file) {
                                           out::sparse_block_ids, out::sparse_end};
   for (const auto& name : listed) {
     if (!std::count(known.begin(), known.end(), name))
-      throw InvalidInput("outputs", "lists '" + name + "', not an output name (" + fmt::to_string(fmt::join(known, ", ")) + ")");
+      throw InvalidInput("outputs", "lists '" + excerpt(name) + "', not an output name (" +
+                                        fmt::to_string(fmt::join(known, ", ")) + ")");
     if (!file.contains(name)) throw InvalidInput(name, "listed in the `outputs` key but missing");
   }
   GoldenCase c = read_case_inputs(file);
   const auto possible = op_outputs(c.settings.op, c.logits_given());
   for (const auto& name : listed)
     if (!std::count(possible.begin(), possible.end(), name))
-      throw InvalidInput("outputs", "lists '" + name + "', not an output of op " + std::string(to_string(c.settings.op)) +
+      throw InvalidInput("outputs", "lists '" + excerpt(name) + "', not an output of op " +
+                                        std::string(to_string(c.settings.op)) +
                                         " (its outputs: " + fmt::to_string(fmt::join(possible, ", ")) + ")");
   c.expected = detail::read_output_tensors(file, c, listed);
   return c;

@@ -5,9 +5,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <memory>
+#include <set>
 
 #include "dsa/dataset/golden_case.hpp"
+#include "dsa/dataset/json_input.hpp"
 #include "dsa/error.hpp"
 
 namespace dsa::dataset {
@@ -65,6 +68,7 @@ std::string sha256_hex(std::span<const uint8_t> bytes) {
 }
 
 std::string sha256_file(const std::string& path) {
+  if (std::filesystem::is_directory(path)) throw InvalidInput(path, "is a folder, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InvalidInput(path, "cannot be read");
   Sha256 h;
@@ -98,7 +102,7 @@ Manifest parse_manifest(const Json& j, const std::string& origin) {
   if (!j.is_object()) throw InvalidInput(origin, "the manifest is not a JSON object");
   const std::string schema = text(j, "schema", origin, "the manifest");
   if (schema != kManifestSchema)
-    throw InvalidInput(origin, "schema '" + schema + "', this reader takes '" + std::string(kManifestSchema) + "'");
+    throw InvalidInput(origin, "schema '" + excerpt(schema) + "', this reader takes '" + std::string(kManifestSchema) + "'");
   Manifest m;
   m.preset = text(j, "preset", origin, "the manifest");
   m.profile = text(j, "profile", origin, "the manifest");
@@ -106,6 +110,7 @@ Manifest parse_manifest(const Json& j, const std::string& origin) {
   m.generator = text(j, "generator", origin, "the manifest");
   m.seed = field(j, "seed", Json::value_t::number_unsigned, origin, "the manifest").get<uint64_t>();
   const Json& cases = field(j, "cases", Json::value_t::array, origin, "the manifest");
+  std::set<std::string> files;
   for (size_t i = 0; i < cases.size(); ++i) {
     const Json& c = cases[i];
     const std::string where = "case " + std::to_string(i);
@@ -114,10 +119,12 @@ Manifest parse_manifest(const Json& j, const std::string& origin) {
     mc.file = text(c, "file", origin, where);
     if (mc.file.empty() || mc.file.find('/') != std::string::npos || mc.file.find('\\') != std::string::npos ||
         mc.file[0] == '.')
-      throw InvalidInput(origin, where + " file '" + mc.file + "' is not a plain file name in the set's folder");
+      throw InvalidInput(origin, where + " file '" + excerpt(mc.file) + "' is not a plain file name in the set's folder");
+    if (!files.insert(mc.file).second)
+      throw InvalidInput(origin, where + " file '" + excerpt(mc.file) + "' is listed twice");
     mc.sha256 = text(c, "sha256", origin, where);
     if (mc.sha256.size() != 64 || mc.sha256.find_first_not_of("0123456789abcdef") != std::string::npos)
-      throw InvalidInput(origin, where + " sha256 '" + mc.sha256 + "' is not 64 lower-case hex digits");
+      throw InvalidInput(origin, where + " sha256 '" + excerpt(mc.sha256) + "' is not 64 lower-case hex digits");
     mc.op = text(c, "op", origin, where);
     mc.profile = text(c, "profile", origin, where);
     for (const auto& o : field(c, "outputs", Json::value_t::array, origin, where)) {
@@ -125,10 +132,11 @@ Manifest parse_manifest(const Json& j, const std::string& origin) {
       mc.outputs.push_back(o.get<std::string>());
     }
     for (const auto& [name, shape] : field(c, "shapes", Json::value_t::object, origin, where).items()) {
-      if (!shape.is_array()) throw InvalidInput(origin, where + " shape of '" + name + "' is not an array");
+      if (!shape.is_array()) throw InvalidInput(origin, where + " shape of '" + excerpt(name) + "' is not an array");
       Shape s;
       for (const auto& e : shape) {
-        if (!e.is_number_unsigned()) throw InvalidInput(origin, where + " shape of '" + name + "' holds a non-extent");
+        if (!e.is_number_unsigned() || e.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
+          throw InvalidInput(origin, where + " shape of '" + excerpt(name) + "' holds a non-extent");
         s.push_back(e.get<int64_t>());
       }
       mc.shapes[name] = s;
@@ -139,12 +147,11 @@ Manifest parse_manifest(const Json& j, const std::string& origin) {
 }
 
 Manifest read_manifest(const std::string& path) {
+  if (std::filesystem::is_directory(path)) throw InvalidInput(path, "is a folder, not a manifest file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InvalidInput(path, "cannot be read (no golden set here? `dsa-oracle golden` writes manifest.json)");
   const std::string content{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  Json j = Json::parse(content, nullptr, false);
-  if (j.is_discarded()) throw InvalidInput(path, "is not valid JSON");
-  return parse_manifest(j, path);
+  return parse_manifest(parse_json(content, path, /*reject_duplicates=*/true), path);
 }
 
 ManifestCase manifest_case(const std::string& file, const Safetensors& content, std::span<const uint8_t> bytes) {

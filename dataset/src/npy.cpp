@@ -1,16 +1,24 @@
 // The .npy format (numpy/lib/format.py): magic, version, header dict, data.
+#include <algorithm>
 #include <cstring>
 #include <string>
 
+#include "dsa/checked.hpp"
 #include "dsa/dataset/npz.hpp"
 #include "dsa/error.hpp"
 
 namespace dsa::dataset {
 namespace {
 
+// Element widths past this are not arrays numpy writes for us (a U<n> string of 16 M code points).
+constexpr int64_t kMaxItemSize = int64_t(1) << 26;
+constexpr size_t kMaxDims = 64;
+
 [[noreturn]] void fail(const std::string& name, const std::string& what) {
-  throw InvalidInput("npz", "member '" + name + "': " + what);
+  throw InvalidInput("npz", "member '" + excerpt(name) + "': " + what);
 }
+
+bool all_digits(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
 
 // The value text of `key` in the header dict literal, up to the next top-level ',' or '}'.
 std::string dict_value(const std::string& header, const std::string& key, const std::string& name) {
@@ -21,9 +29,9 @@ std::string dict_value(const std::string& header, const std::string& key, const 
       at += q.size();
       break;
     }
-  if (at == std::string::npos) fail(name, "header has no '" + key + "': " + header);
+  if (at == std::string::npos) fail(name, "header has no '" + key + "': " + excerpt(header));
   at = header.find(':', at);
-  if (at == std::string::npos) fail(name, "malformed header: " + header);
+  if (at == std::string::npos) fail(name, "malformed header: " + excerpt(header));
   ++at;
   int depth = 0;
   size_t end = at;
@@ -32,36 +40,33 @@ std::string dict_value(const std::string& header, const std::string& key, const 
     if (c == '(' || c == '[') ++depth;
     if (c == ')' || c == ']') --depth;
     if (depth == 0 && (c == ',' || c == '}')) break;
-    if (depth < 0) fail(name, "malformed header: " + header);
+    if (depth < 0) fail(name, "malformed header: " + excerpt(header));
   }
   size_t b = header.find_first_not_of(" \t", at), e = header.find_last_not_of(" \t", end - 1);
-  if (b == std::string::npos || e < b) fail(name, "empty '" + key + "' in header: " + header);
+  if (b == std::string::npos || e == std::string::npos || e < b || b >= end)
+    fail(name, "empty '" + key + "' in header: " + excerpt(header));
   return header.substr(b, e - b + 1);
 }
 
 std::string unquote(const std::string& v, const std::string& name) {
   if (v.size() < 2 || (v.front() != '\'' && v.front() != '"') || v.back() != v.front())
-    fail(name, "expected a quoted string, got " + v);
+    fail(name, "expected a quoted string, got " + excerpt(v));
   return v.substr(1, v.size() - 2);
 }
 
 std::vector<int64_t> parse_shape(const std::string& v, const std::string& name) {
-  if (v.size() < 2 || v.front() != '(' || v.back() != ')') fail(name, "shape is not a tuple: " + v);
+  if (v.size() < 2 || v.front() != '(' || v.back() != ')') fail(name, "shape is not a tuple: " + excerpt(v));
   std::vector<int64_t> shape;
   size_t i = 1;
   while (i + 1 < v.size()) {
     while (i + 1 < v.size() && (v[i] == ' ' || v[i] == ',')) ++i;
     if (i + 1 >= v.size()) break;
-    size_t used = 0;
-    long long d = 0;
-    try {
-      d = std::stoll(v.substr(i), &used);
-    } catch (const std::exception&) {
-      fail(name, "bad shape " + v);
-    }
-    if (d < 0 || used == 0) fail(name, "bad shape " + v);
-    shape.push_back(d);
-    i += used;
+    const size_t end = std::min(v.find_first_of(" ,)", i), v.size() - 1);
+    const std::string digits = v.substr(i, end - i);
+    if (!all_digits(digits) || digits.size() > 18) fail(name, "bad shape " + excerpt(v));
+    if (shape.size() == kMaxDims) fail(name, "shape has more than " + std::to_string(kMaxDims) + " dimensions");
+    shape.push_back(std::stoll(digits));
+    i = end;
   }
   return shape;
 }
@@ -161,7 +166,7 @@ NpyArray parse_npy(std::span<const uint8_t> bytes, const std::string& name) {
   } else {
     fail(name, "unsupported .npy version " + std::to_string(major) + "." + std::to_string(bytes[7]));
   }
-  if (offset + header_len > bytes.size()) fail(name, "truncated header");
+  if (header_len > bytes.size() - offset) fail(name, "truncated header");
   const std::string header(reinterpret_cast<const char*>(bytes.data() + offset), header_len);
 
   NpyArray a;
@@ -171,21 +176,28 @@ NpyArray parse_npy(std::span<const uint8_t> bytes, const std::string& name) {
   a.shape = parse_shape(dict_value(header, "shape", name), name);
   if (descr.size() < 3 || (descr[0] != '<' && descr[0] != '|')) fail(name, "unsupported dtype '" + descr + "'");
   a.kind = descr[1];
-  int count = 0;
-  try {
-    count = std::stoi(descr.substr(2));
-  } catch (const std::exception&) {
-    fail(name, "unsupported dtype '" + descr + "'");
-  }
+  const std::string width = descr.substr(2);
+  if (!all_digits(width) || width.size() > 9) fail(name, "unsupported dtype '" + excerpt(descr) + "'");
+  const int64_t count = std::stoll(width);
   const bool numeric = (a.kind == 'u' && count == 1) || (a.kind == 'i' && (count == 1 || count == 4 || count == 8)) ||
                        (a.kind == 'f' && (count == 4 || count == 8));
-  if (!numeric && a.kind != 'U' && a.kind != 'S') fail(name, "unsupported dtype '" + descr + "'");
-  if (count <= 0) fail(name, "unsupported dtype '" + descr + "'");
-  a.item_size = a.kind == 'U' ? 4 * count : count;
+  if (!numeric && a.kind != 'U' && a.kind != 'S') fail(name, "unsupported dtype '" + excerpt(descr) + "'");
+  if (count <= 0) fail(name, "unsupported dtype '" + excerpt(descr) + "'");
+  const int64_t item_size = a.kind == 'U' ? 4 * count : count;
+  if (item_size > kMaxItemSize)
+    fail(name, "dtype '" + excerpt(descr) + "' is " + std::to_string(item_size) + " bytes per element, past the " +
+                   std::to_string(kMaxItemSize) + " this reader takes");
+  a.item_size = int(item_size);
 
-  const size_t need = size_t(a.size()) * size_t(a.item_size);
   const size_t have = bytes.size() - offset - header_len;
-  if (have != need)
+  int64_t need = -1;
+  try {
+    need = checked_mul<int64_t>(checked_product<int64_t>(a.shape, name), item_size, name);
+  } catch (const InvalidInput&) {
+    fail(name, "shape " + excerpt(dict_value(header, "shape", name)) + " of " + std::to_string(item_size) +
+                   "-byte elements overflows a 64-bit size");
+  }
+  if (have != uint64_t(need))
     fail(name, "data holds " + std::to_string(have) + " bytes, shape and dtype need " + std::to_string(need));
   a.data.assign(bytes.begin() + std::ptrdiff_t(offset + header_len), bytes.end());
   return a;

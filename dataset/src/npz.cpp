@@ -5,10 +5,12 @@
 // 0xFFFFFFFF in the local headers and the real sizes in zip64 extra fields.
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 
+#include "dsa/checked.hpp"
 #include "dsa/dataset/npz.hpp"
 #include "dsa/error.hpp"
 
@@ -34,20 +36,42 @@ struct Reader {
 constexpr uint32_t kEndOfCentralDir = 0x06054b50, kZip64EndLocator = 0x07064b50, kZip64End = 0x06064b50,
                    kCentralEntry = 0x02014b50, kLocalHeader = 0x04034b50;
 
-std::vector<uint8_t> inflate_raw(const Reader& r, const uint8_t* src, size_t n, size_t out_size,
+// Deflate never packs more than 1032 bytes into one (RFC 1951: a 258-byte
+// match costs at least 2 bits), so a larger claimed size is a lie, refused
+// before anything is allocated.
+constexpr uint64_t kMaxDeflateRatio = 1032;
+
+std::vector<uint8_t> inflate_raw(const Reader& r, const uint8_t* src, size_t n, uint64_t out_size,
                                  const std::string& member) {
-  std::vector<uint8_t> out(out_size);
+  if (out_size / kMaxDeflateRatio > n + 64)
+    r.fail("member '" + excerpt(member) + "' claims " + std::to_string(out_size) + " bytes from " + std::to_string(n) +
+           " deflated ones, more than deflate can pack");
+  require_memory("npz", double(out_size), r.path + ": member '" + excerpt(member) + "'");
+  std::vector<uint8_t> out(static_cast<size_t>(out_size));
   z_stream z{};
   if (inflateInit2(&z, -MAX_WBITS) != Z_OK) r.fail("zlib init failed");
   z.next_in = const_cast<Bytef*>(src);
-  z.avail_in = uInt(n);
   z.next_out = out.data();
-  z.avail_out = uInt(out_size);
-  const int rc = inflate(&z, Z_FINISH);
-  const size_t produced = out_size - z.avail_out;
+  // zlib counts in 32-bit uInt: feed both sides in pieces.
+  constexpr size_t kPiece = size_t(1) << 30;
+  size_t in_left = n, out_left = size_t(out_size);
+  int rc = Z_OK;
+  // Every Z_OK made progress; Z_BUF_ERROR means none is possible (input or room exhausted).
+  while (rc == Z_OK) {
+    if (z.avail_in == 0 && in_left > 0) {
+      z.avail_in = uInt(std::min(in_left, kPiece));
+      in_left -= z.avail_in;
+    }
+    if (z.avail_out == 0 && out_left > 0) {
+      z.avail_out = uInt(std::min(out_left, kPiece));
+      out_left -= z.avail_out;
+    }
+    rc = inflate(&z, Z_NO_FLUSH);
+  }
+  const uint64_t produced = uint64_t(z.total_out);
   inflateEnd(&z);
   if (rc != Z_STREAM_END || produced != out_size)
-    r.fail("member '" + member + "' does not inflate to its " + std::to_string(out_size) + " bytes");
+    r.fail("member '" + excerpt(member) + "' does not inflate to its " + std::to_string(out_size) + " bytes");
   return out;
 }
 
@@ -77,6 +101,8 @@ NpzFile::NpzFile(const std::string& path) : path_(path) {
     dir_offset = r.le(size_t(z64) + 48, 8);
   }
 
+  // Each entry takes at least 46 bytes: a count past what the file can hold is a lie.
+  if (entries > bytes.size() / 46) r.fail("central directory claims " + std::to_string(entries) + " entries");
   size_t at = size_t(dir_offset);
   for (uint64_t e = 0; e < entries; ++e) {
     if (r.le(at, 4) != kCentralEntry) r.fail("bad central directory entry " + std::to_string(e));
@@ -100,22 +126,24 @@ NpzFile::NpzFile(const std::string& path) : path_(path) {
     }
     at += 46 + name_len + extra_len + comment_len;
 
-    if (r.le(size_t(local), 4) != kLocalHeader) r.fail("bad local header of member '" + name + "'");
+    if (r.le(size_t(local), 4) != kLocalHeader) r.fail("bad local header of member '" + excerpt(name) + "'");
     const size_t data_at = size_t(local) + 30 + r.le(size_t(local) + 26, 2) + r.le(size_t(local) + 28, 2);
     r.need(data_at, size_t(packed));
     std::vector<uint8_t> content;
     if (method == 0) {
-      if (packed != size) r.fail("stored member '" + name + "' with different sizes");
+      if (packed != size) r.fail("stored member '" + excerpt(name) + "' with different sizes");
       content.assign(bytes.begin() + std::ptrdiff_t(data_at), bytes.begin() + std::ptrdiff_t(data_at + packed));
     } else if (method == 8) {
-      content = inflate_raw(r, bytes.data() + data_at, size_t(packed), size_t(size), name);
+      content = inflate_raw(r, bytes.data() + data_at, size_t(packed), size, name);
     } else {
-      r.fail("member '" + name + "' uses compression method " + std::to_string(method) + " (only 0 and 8)");
+      r.fail("member '" + excerpt(name) + "' uses compression method " + std::to_string(method) + " (only 0 and 8)");
     }
-    if (uint32_t(crc32(0L, content.data(), uInt(content.size()))) != crc) r.fail("CRC mismatch in member '" + name + "'");
+    if (uint32_t(crc32_z(0L, content.data(), content.size())) != crc)
+      r.fail("CRC mismatch in member '" + excerpt(name) + "'");
 
     std::string key = name;
     if (key.size() > 4 && key.compare(key.size() - 4, 4, ".npy") == 0) key.resize(key.size() - 4);
+    if (arrays_.count(key)) r.fail("member '" + excerpt(name) + "' appears twice");
     arrays_.emplace(key, parse_npy(content, key));
   }
 }

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "dsa/checked.hpp"
 #include "dsa/error.hpp"
 #include "dsa/formats.hpp"
 #include "golden_case_metadata.hpp"
@@ -28,6 +29,19 @@ SizeTable size_table(std::string_view preset) {
 
 constexpr int64_t kMaxContext = int64_t(1) << 24;
 constexpr int32_t kMaxBatch = 4096;
+
+// One case of the preset at its largest (cases are built one at a time): its
+// logits (up to two rows per request, the reference's working copies) and its
+// K caches (a consumer layer keeps its source's beside its own).
+void require_preset_memory(const std::string& preset, const detail::PresetContext& ctx, const std::string& size) {
+  const double batch = std::max(ctx.batch, 1), context = double(std::max<int64_t>(ctx.context, 1));
+  const double token_bytes = 128 + 4;
+  const double bytes = preset == "prefill" ? batch * context * 4 * 4 + context * token_bytes * 2
+                                           : 2 * batch * context * 4 * 4 + batch * context * token_bytes * 3;
+  require_memory("size", bytes,
+                 "preset " + preset + " at size " + excerpt(size) + " (" + std::to_string(ctx.batch) + " requests of up to " +
+                     std::to_string(ctx.context) + " tokens)");
+}
 
 }  // namespace
 
@@ -69,7 +83,7 @@ PresetSize parse_preset_size(std::string_view text) {
   const auto context = detail::parse_integer(x == std::string::npos ? s : s.substr(x + 1));
   if (!batch || !context || *context < 1 || *context > kMaxContext || *batch < 0 || *batch > kMaxBatch ||
       (x != std::string::npos && *batch < 1))
-    throw InvalidInput("size", "'" + s + "' is not small, medium, large, a context length N in [1, " +
+    throw InvalidInput("size", "'" + excerpt(s) + "' is not small, medium, large, a context length N in [1, " +
                                    std::to_string(kMaxContext) + "] or BxN (batch B in [1, " + std::to_string(kMaxBatch) +
                                    "])");
   size.batch = int32_t(*batch);
@@ -96,6 +110,7 @@ std::vector<PlannedCase> plan_preset(const PresetRequest& request) {
   ctx->batch = size.batch > 0 ? size.batch : dims.batch;
   ctx->context = size.context > 0 ? size.context : dims.context;
   ctx->generator = generator_string(request);
+  require_preset_memory(info.name, *ctx, request.size);
 
   detail::Planner planner(ctx);
   try {

@@ -55,7 +55,7 @@ Dtype parse_dtype(std::string_view name) {
   for (Dtype d : kAllDtypes) {
     if (to_string(d) == name) return d;
   }
-  throw InvalidInput("dtype", "unsupported dtype '" + std::string(name) +
+  throw InvalidInput("dtype", "unsupported dtype '" + excerpt(name) +
                                   "' (supported: F8_E4M3, U8, BF16, F32, I32, I64, F64)");
 }
 

@@ -6,12 +6,14 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <set>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
+#include "dsa/checked.hpp"
+#include "dsa/dataset/json_input.hpp"
 #include "dsa/dataset/safetensors.hpp"
+#include "dsa/dataset/temp_files.hpp"
 #include "dsa/error.hpp"
 
 namespace dsa::dataset {
@@ -32,41 +34,14 @@ uint64_t read_u64_le(const uint8_t* p) {
   return v;
 }
 
-// nlohmann keeps the last of two equal keys silently; the callback sees every
-// key as it is parsed, with one key set per open object.
-json parse_header_rejecting_duplicates(std::string_view text, const std::string& origin) {
-  std::vector<std::set<std::string>> open_objects;
-  std::string duplicate;
-  const json::parser_callback_t callback = [&](int, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::object_start) {
-      open_objects.emplace_back();
-    } else if (event == json::parse_event_t::object_end) {
-      open_objects.pop_back();
-    } else if (event == json::parse_event_t::key && !open_objects.empty()) {
-      const std::string key = parsed.get<std::string>();
-      if (!open_objects.back().insert(key).second && duplicate.empty()) duplicate = key;
-    }
-    return true;
-  };
-  json header;
-  try {
-    header = json::parse(text.begin(), text.end(), callback);
-  } catch (const json::exception& e) {
-    throw InvalidInput(origin, std::string("header is not valid JSON: ") + e.what());
-  }
-  if (!duplicate.empty()) throw InvalidInput(origin, "duplicate key '" + duplicate + "' in the header");
-  if (!header.is_object()) throw InvalidInput(origin, "header is not a JSON object");
-  return header;
-}
-
 uint64_t unsigned_field(const json& v, const std::string& origin, const std::string& what) {
-  if (!v.is_number_unsigned()) throw InvalidInput(origin, what + " is not a non-negative integer: " + v.dump());
+  if (!v.is_number_unsigned()) throw InvalidInput(origin, what + " is not a non-negative integer: " + json_excerpt(v));
   return v.get<uint64_t>();
 }
 
 Entry parse_entry(const std::string& name, const json& info, const std::string& origin) {
-  const std::string where = "tensor '" + name + "'";
-  if (!info.is_object()) throw InvalidInput(origin, where + " is not an object: " + info.dump());
+  const std::string where = "tensor '" + excerpt(name) + "'";
+  if (!info.is_object()) throw InvalidInput(origin, where + " is not an object: " + json_excerpt(info));
   for (const char* key : {"dtype", "shape", "data_offsets"}) {
     if (!info.contains(key)) throw InvalidInput(origin, where + " has no \"" + key + "\"");
   }
@@ -78,18 +53,22 @@ Entry parse_entry(const std::string& name, const json& info, const std::string& 
     throw InvalidInput(origin, where + ": " + bad.what());
   }
   if (!info["shape"].is_array()) throw InvalidInput(origin, where + " shape is not an array");
-  uint64_t count = 1;
-  bool overflow = false;
+  if (info["shape"].size() > 64) throw InvalidInput(origin, where + " shape has " + std::to_string(info["shape"].size()) + " extents");
   for (const json& extent : info["shape"]) {
     const uint64_t x = unsigned_field(extent, origin, where + " shape extent");
-    if (x > uint64_t(std::numeric_limits<int64_t>::max())) overflow = true;
-    if (x != 0 && count > std::numeric_limits<uint64_t>::max() / 8 / x) overflow = true;
-    count *= x;
+    if (x > uint64_t(std::numeric_limits<int64_t>::max()))
+      throw InvalidInput(origin, where + " shape extent " + std::to_string(x) + " is past a 64-bit size");
     e.shape.push_back(int64_t(x));
+  }
+  // Past int64 the shape cannot match any offsets: report it as the mismatch it is.
+  int64_t bytes = -1;
+  try {
+    bytes = checked_mul<int64_t>(checked_product<int64_t>(e.shape, name), int64_t(dtype_size(e.dtype)), name);
+  } catch (const InvalidInput&) {
   }
   const json& offsets = info["data_offsets"];
   if (!offsets.is_array() || offsets.size() != 2) {
-    throw InvalidInput(origin, where + " data_offsets is not a pair [begin, end]: " + offsets.dump());
+    throw InvalidInput(origin, where + " data_offsets is not a pair [begin, end]: " + json_excerpt(offsets));
   }
   e.begin = unsigned_field(offsets[0], origin, where + " data_offsets begin");
   e.end = unsigned_field(offsets[1], origin, where + " data_offsets end");
@@ -97,7 +76,7 @@ Entry parse_entry(const std::string& name, const json& info, const std::string& 
     throw InvalidInput(origin, where + " data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
                                    ") are reversed");
   }
-  if (overflow || count * dtype_size(e.dtype) != e.end - e.begin) {
+  if (bytes < 0 || uint64_t(bytes) != e.end - e.begin) {
     throw InvalidInput(origin, where + " shape " + shape_string(e.shape) + " of " + std::string(to_string(e.dtype)) +
                                    " disagrees with its " + std::to_string(e.end - e.begin) + " data bytes");
   }
@@ -120,7 +99,8 @@ Safetensors parse_safetensors(std::span<const uint8_t> file, const std::string& 
                                    std::to_string(file.size() - 8) + " bytes follow it");
   }
   const std::string_view text(reinterpret_cast<const char*>(file.data() + 8), size_t(header_bytes));
-  const json header = parse_header_rejecting_duplicates(text, origin);
+  const json header = parse_json(text, origin, /*reject_duplicates=*/true);
+  if (!header.is_object()) throw InvalidInput(origin, "header is not a JSON object");
   const std::span<const uint8_t> data = file.subspan(8 + size_t(header_bytes));
 
   Safetensors st;
@@ -130,7 +110,7 @@ Safetensors parse_safetensors(std::span<const uint8_t> file, const std::string& 
       if (!info.is_object()) throw InvalidInput(origin, "__metadata__ is not an object");
       for (const auto& [key, value] : info.items()) {
         if (!value.is_string()) {
-          throw InvalidInput(origin, "metadata '" + key + "' is not a string: " + value.dump());
+          throw InvalidInput(origin, "metadata '" + excerpt(key) + "' is not a string: " + json_excerpt(value));
         }
         st.metadata[key] = value.get<std::string>();
       }
@@ -146,12 +126,13 @@ Safetensors parse_safetensors(std::span<const uint8_t> file, const std::string& 
   for (const Entry& e : entries) {
     const std::string range = "[" + std::to_string(e.begin) + ", " + std::to_string(e.end) + ")";
     if (e.end > data.size()) {
-      throw InvalidInput(origin, "tensor '" + e.name + "' data_offsets " + range + " run past the " +
+      throw InvalidInput(origin, "tensor '" + excerpt(e.name) + "' data_offsets " + range + " run past the " +
                                      std::to_string(data.size()) + " data bytes (file truncated?)");
     }
-    if (e.begin < covered) throw InvalidInput(origin, "tensor '" + e.name + "' data_offsets " + range + " overlap another tensor");
+    if (e.begin < covered)
+      throw InvalidInput(origin, "tensor '" + excerpt(e.name) + "' data_offsets " + range + " overlap another tensor");
     if (e.begin > covered) {
-      throw InvalidInput(origin, "gap of " + std::to_string(e.begin - covered) + " bytes before tensor '" + e.name +
+      throw InvalidInput(origin, "gap of " + std::to_string(e.begin - covered) + " bytes before tensor '" + excerpt(e.name) +
                                      "' at data offset " + std::to_string(covered));
     }
     covered = e.end;
@@ -197,6 +178,7 @@ std::vector<uint8_t> serialize_safetensors(const Safetensors& st) {
 }
 
 Safetensors read_safetensors(const std::string& path) {
+  if (std::filesystem::is_directory(path)) throw InvalidInput(path, "is a folder, not a safetensors file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InvalidInput(path, std::string("cannot open: ") + std::strerror(errno));
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -206,26 +188,36 @@ Safetensors read_safetensors(const std::string& path) {
 
 void write_file_atomically(const std::string& path, std::span<const uint8_t> bytes) {
   const std::filesystem::path target(path);
-  const std::filesystem::path temp =
-      target.parent_path() / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()));
+  if (std::filesystem::is_directory(target)) throw InvalidInput(path, "is a folder: cannot write a file in its place");
+  const std::filesystem::path temp = temp_file_for(path);
+  // Registered while it exists: a SIGINT/SIGTERM handler removes it.
+  register_temp_file(temp.string());
+  const auto discard = [&] {
+    std::error_code ignored;
+    std::filesystem::remove(temp, ignored);
+    unregister_temp_file(temp.string());
+  };
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InvalidInput(path, "cannot create " + temp.string() + ": " + std::strerror(errno));
+    if (!out) {
+      const std::string why = std::strerror(errno);
+      discard();
+      throw InvalidInput(path, "cannot create " + temp.string() + ": " + why);
+    }
     out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
     out.flush();
     if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(temp, ignored);
+      discard();
       throw InvalidInput(path, "cannot write " + temp.string());
     }
   }
   std::error_code ec;
   std::filesystem::rename(temp, target, ec);
   if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(temp, ignored);
+    discard();
     throw InvalidInput(path, "cannot rename the temporary file into place: " + ec.message());
   }
+  unregister_temp_file(temp.string());
 }
 
 void write_safetensors(const std::string& path, const Safetensors& st) {

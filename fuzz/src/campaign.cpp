@@ -11,7 +11,9 @@
 #include <fmt/format.h>
 
 #include "case_random.hpp"
+#include "dsa/dataset/json_input.hpp"
 #include "dsa/error.hpp"
+#include "dsa/fuzz/interrupt.hpp"
 
 namespace dsa::fuzz {
 namespace {
@@ -78,17 +80,31 @@ std::string replay_command(const CampaignOptions& o, const std::string& property
   return fmt::format("{} --property {} --replay {}", o.replay_prefix, property, shell_quote(to_json(c).dump()));
 }
 
-// One batch of one property. Returns true when it found a failure.
-bool run_batch(const CampaignOptions& o, PropertyRun& run, Clock::time_point campaign_start, ProgressLine& progress,
-               int64_t batch_cases) {
+// What groups equal failures: the shrunk case's shape and the message's first
+// line with its numbers blanked (rows, values and counts differ between draws of one bug).
+std::string failure_signature(const FuzzCase& shrunk, const std::string& message) {
+  std::string first = message.substr(0, message.find('\n'));
+  std::string blanked;
+  for (char ch : first) {
+    const bool digit = ch >= '0' && ch <= '9';
+    if (!digit) blanked += ch;
+    else if (blanked.empty() || blanked.back() != '#') blanked += '#';
+  }
+  return kind_name(shrunk) + " | " + blanked;
+}
+
+// One batch of one property, its cases run until `deadline`. Returns the
+// failure it found, shrunk and replayed, if any.
+std::optional<Failure> run_batch(const CampaignOptions& o, PropertyRun& run, Clock::time_point campaign_start,
+                                 Clock::time_point deadline, ProgressLine& progress, int64_t batch_cases) {
   const Property& property = *run.property;
   const uint64_t batch_seed = detail::mix({o.seed, name_hash(property.name), uint64_t(run.next_batch)});
-  const double deadline = o.seconds > 0 ? o.seconds : 1e300;
 
   struct State {
     bool failing = false;
+    bool interrupted = false;
     int64_t shrink_steps = 0;
-    Clock::time_point failed_at;
+    Clock::time_point failed_at, shrink_until;
     std::optional<FuzzCase> last_failure;
     std::string last_message;
     int64_t cases_at_failure = 0;
@@ -99,21 +115,33 @@ bool run_batch(const CampaignOptions& o, PropertyRun& run, Clock::time_point cam
   const rc::Gen<FuzzCase> gen = run.gen;
   auto body = [&] {
     const FuzzCase c = *gen;
+    if (state.interrupted || stop_requested()) return;
     if (state.failing) {
       // Past the budget a shrink candidate counts as passing: the smallest failure so far stays.
-      if (state.shrink_steps >= o.shrink_steps || since(state.failed_at) > o.shrink_seconds) return;
+      if (state.shrink_steps >= o.shrink_steps || Clock::now() > state.shrink_until) return;
       ++state.shrink_steps;
       progress.update(fmt::format("{}: {} shrinking, step {}, {} rows x {} columns", o.impl, property.name,
                                   state.shrink_steps, case_size(c).rows, case_size(c).max_visible));
-    } else if (since(campaign_start) > deadline) {
+    } else if (Clock::now() > deadline) {
       return;  // out of time: the rest of the batch runs nothing
     }
-    std::unique_ptr<IndexerOps> impl = o.make_impl();
-    const Outcome outcome = check_case(property, *impl, c);
+    Outcome outcome;
+    try {
+      std::unique_ptr<IndexerOps> impl = o.make_impl();
+      outcome = check_case(property, *impl, c);
+    } catch (const Interrupted&) {
+      state.interrupted = true;
+      return;
+    }
     if (outcome.verdict == Verdict::fail) {
       if (!state.failing) {
         state.failing = true;
         state.failed_at = Clock::now();
+        // Shrinking keeps to the campaign's deadline, but a failure found at its
+        // very end still gets a few seconds to become readable.
+        const double left = o.seconds > 0 ? o.seconds - since(campaign_start) : 1e300;
+        state.shrink_until = state.failed_at + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                                                   std::min(o.shrink_seconds, std::max(left, std::min(2.0, o.shrink_seconds)))));
         ++r.cases;
         state.cases_at_failure = r.cases;
         state.seconds_at_failure = since(campaign_start);
@@ -145,7 +173,7 @@ bool run_batch(const CampaignOptions& o, PropertyRun& run, Clock::time_point cam
   run.next_batch += o.shards;
 
   if (rc::detail::Error error; result.match(error)) throw std::runtime_error("rapidcheck: " + error.description);
-  if (!state.failing) return false;
+  if (!state.failing) return std::nullopt;
 
   Failure f;
   f.property = property.name;
@@ -157,9 +185,33 @@ bool run_batch(const CampaignOptions& o, PropertyRun& run, Clock::time_point cam
   f.shrink_seconds = std::chrono::duration<double>(Clock::now() - state.failed_at).count();
   f.batch_seed = batch_seed;
   f.replay = replay_command(o, property.name, f.shrunk);
-  std::unique_ptr<IndexerOps> fresh = o.make_impl();
-  f.reproduced = check_case(property, *fresh, f.shrunk).verdict == Verdict::fail;
-  r.failure = std::move(f);
+  f.signature = failure_signature(f.shrunk, f.message);
+  try {
+    std::unique_ptr<IndexerOps> fresh = o.make_impl();
+    f.reproduced = check_case(property, *fresh, f.shrunk).verdict == Verdict::fail;
+  } catch (const Interrupted&) {
+  }
+  if (o.on_failure) o.on_failure(f);
+  return f;
+}
+
+// Files the failure under its property: the first one, a new distinct one, or one more of a known one.
+// Returns true for a failure not seen before.
+bool add_failure(PropertyResult& r, Failure f) {
+  if (!r.failure) {
+    r.failure = std::move(f);
+    return true;
+  }
+  if (r.failure->signature == f.signature) {
+    ++r.failure->occurrences;
+    return false;
+  }
+  for (Failure& known : r.later_failures)
+    if (known.signature == f.signature) {
+      ++known.occurrences;
+      return false;
+    }
+  r.later_failures.push_back(std::move(f));
   return true;
 }
 
@@ -169,6 +221,19 @@ bool CampaignResult::passed() const {
   for (const auto& p : properties)
     if (p.failure) return false;
   return true;
+}
+
+bool CampaignResult::checked_nothing() const {
+  for (const auto& p : properties)
+    if (p.applicable() && (p.passed > 0 || p.failure)) return false;
+  return true;
+}
+
+std::vector<std::string> CampaignResult::unchecked() const {
+  std::vector<std::string> names;
+  for (const auto& p : properties)
+    if (p.applicable() && p.passed == 0 && !p.failure) names.push_back(p.property);
+  return names;
 }
 
 CampaignResult run_campaign(const CampaignOptions& o) {
@@ -195,63 +260,81 @@ CampaignResult run_campaign(const CampaignOptions& o) {
 
   ProgressLine progress(o.progress);
   const auto start = Clock::now();
-  for (PropertyRun& run : runs) {
-    std::unique_ptr<IndexerOps> impl = o.make_impl();
-    run.result.kinds = supported_kinds(*run.property, *impl);
-    if (run.result.kinds == 0) {
-      run.done = true;
-      continue;
+  const auto end = o.seconds > 0 ? start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds))
+                                 : Clock::time_point::max();
+  CampaignResult result;
+  const auto finish = [&] {
+    progress.finish();
+    result.seconds = since(start);
+    result.stop_signal = stop_signal();
+    for (PropertyRun& run : runs) {
+      if (o.record) o.record(property_record(o, run.result));
+      result.properties.push_back(std::move(run.result));
     }
-    run.gen = run.property->gen(o.limits, run.result.kinds);
-  }
+    if (o.record) o.record(campaign_record(o, result));
+    return result;
+  };
 
+  try {
+    for (PropertyRun& run : runs) {
+      std::unique_ptr<IndexerOps> impl = o.make_impl();
+      run.result.kinds = supported_kinds(*run.property, *impl);
+      if (run.result.kinds == 0) {
+        run.done = true;
+        continue;
+      }
+      run.gen = run.property->gen(o.limits, run.result.kinds);
+    }
+  } catch (const Interrupted&) {
+    return finish();
+  }
+  if (o.setup_error)
+    if (const auto error = o.setup_error()) throw InvalidInput("impl", *error);
+
+  // Round-robin; each turn's deadline is an equal share of the time left among
+  // the properties still to run in this round, so that every applicable
+  // property gets cases however slow the others are.
   bool stop = false;
-  while (!stop) {
+  while (!stop && !stop_requested()) {
     bool any = false;
+    int64_t waiting = 0;
+    for (const PropertyRun& run : runs) waiting += run.done ? 0 : 1;
     for (PropertyRun& run : runs) {
       if (run.done) continue;
-      if (o.seconds > 0 && since(start) > o.seconds) {
+      if (stop_requested() || Clock::now() >= end) {
         stop = true;
         break;
       }
       const int64_t left = o.cases > 0 ? o.cases - run.result.cases : o.batch_cases;
       if (left <= 0) {
         run.done = true;
+        --waiting;
         continue;
       }
       any = true;
-      if (run_batch(o, run, start, progress, std::min<int64_t>(left, o.batch_cases))) {
-        run.done = true;
-        const Failure& f = *run.result.failure;
-        progress.print(fmt::format("FAIL {} after {} cases; shrunk to: {}\n  replay: {}\n", f.property, f.cases,
-                                   summary(f.shrunk), f.replay));
-        if (o.record) o.record(failure_record(o, *run.result.failure));
-        if (o.stop_at_first_failure) stop = true;
+      const auto turn_end = end == Clock::time_point::max() ? end : Clock::now() + (end - Clock::now()) / std::max<int64_t>(1, waiting);
+      --waiting;
+      std::optional<Failure> f = run_batch(o, run, start, turn_end, progress, std::min<int64_t>(left, o.batch_cases));
+      if (!f) continue;
+      const Failure shown = *f;
+      const bool distinct = add_failure(run.result, std::move(*f));
+      if (distinct) {
+        progress.print(fmt::format("FAIL {} after {} cases; shrunk to: {}\n  replay: {}\n", shown.property, shown.cases,
+                                   summary(shown.shrunk), shown.replay));
+        if (o.record) o.record(failure_record(o, shown));
       }
+      if (!o.keep_going || run.result.failure_count() >= o.max_failures) run.done = true;
+      if (o.stop_at_first_failure) stop = true;
       if (stop) break;
     }
     if (!any) break;
   }
-  progress.finish();
-
-  CampaignResult result;
-  result.seconds = since(start);
-  for (PropertyRun& run : runs) {
-    if (o.record) o.record(property_record(o, run.result));
-    result.properties.push_back(std::move(run.result));
-  }
-  return result;
+  return finish();
 }
 
 Outcome replay(const std::function<std::unique_ptr<IndexerOps>()>& make_impl, const std::string& property,
                const std::string& case_json, const MakeImpl& make_against, const AgainstOptions& against_options) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(case_json);
-  } catch (const nlohmann::json::exception& e) {
-    throw InvalidInput("replay", std::string("not JSON: ") + e.what());
-  }
-  const FuzzCase c = case_from_json(j);
+  const FuzzCase c = case_from_json(dataset::parse_json(case_json, "replay"));
   std::unique_ptr<IndexerOps> impl = make_impl();
   if (!make_against) return check_case(find_property(property), *impl, c);
   const std::vector<Property> against = against_properties(make_against, against_options);

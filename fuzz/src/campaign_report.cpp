@@ -54,7 +54,7 @@ nlohmann::json property_record(const CampaignOptions& o, const PropertyResult& r
                       {"cases", r.cases},
                       {"passed", r.passed},
                       {"unsupported", r.unsupported},
-                      {"failed", r.failure ? 1 : 0},
+                      {"failed", r.failure_count()},
                       {"seconds", r.seconds}};
   if (!o.against.empty()) j["against"] = o.against;  // impl reads "NEW against OLD"
   return j;
@@ -77,9 +77,35 @@ nlohmann::json failure_record(const CampaignOptions& o, const Failure& f) {
                       {"cases_to_failure", f.cases},
                       {"seconds_to_failure", f.seconds},
                       {"shrink_steps", f.shrink_steps},
-                      {"shrink_seconds", f.shrink_seconds}};
+                      {"shrink_seconds", f.shrink_seconds},
+                      {"signature", f.signature},
+                      {"occurrences", f.occurrences},
+                      {"kept_input", f.kept_input}};
   if (!o.against.empty()) j["against"] = o.against;  // impl reads "NEW against OLD"
   return j;
+}
+
+nlohmann::json campaign_record(const CampaignOptions& o, const CampaignResult& r) {
+  int64_t applicable = 0, cases = 0, failures = 0;
+  for (const auto& p : r.properties) {
+    applicable += p.applicable() ? 1 : 0;
+    cases += p.cases;
+    failures += p.failure_count();
+  }
+  return {{"schema", kFuzzSchema},
+          {"type", "campaign"},
+          {"impl", o.impl},
+          {"seed", o.seed},
+          {"shard", o.shard},
+          {"shards", o.shards},
+          {"seconds", r.seconds},
+          {"properties", r.properties.size()},
+          {"applicable", applicable},
+          {"cases", cases},
+          {"failures", failures},
+          {"checked_nothing", r.checked_nothing()},
+          {"unchecked", r.unchecked()},
+          {"interrupted_by_signal", r.stop_signal}};
 }
 
 std::string format_failure(const Failure& f) {
@@ -90,6 +116,8 @@ std::string format_failure(const Failure& f) {
                                 size.max_visible, f.reproduced ? "" : " (WARNING: did not fail again on replay)");
   out += "  case:\n" + indent(describe(f.shrunk), "    ");
   out += "  oracle:\n" + indent(f.message, "    ");
+  if (!f.kept_input.empty()) out += "  input kept: " + f.kept_input + "\n";
+  if (f.occurrences > 1) out += fmt::format("  found {} times (the same shrunk shape and message)\n", f.occurrences);
   out += "  replay: " + f.replay + "\n";
   return out;
 }
@@ -99,13 +127,21 @@ std::string format_campaign(const CampaignOptions& o, const CampaignResult& r) {
   out += fmt::format("  {:<38} {:>8} {:>8} {:>11}  {}\n", "property", "cases", "passed", "unsupported", "verdict");
   for (const auto& p : r.properties) {
     std::string verdict = !p.applicable() ? "does not apply (every op Unsupported)"
-                          : p.failure    ? "FAIL"
-                          : p.passed == 0 ? "nothing checked"
+                          : p.failure    ? (p.failure_count() > 1 ? fmt::format("FAIL ({} distinct)", p.failure_count())
+                                                                  : std::string("FAIL"))
+                          : p.passed == 0 ? "NOTHING CHECKED (0 cases passed)"
                                           : "ok";
     out += fmt::format("  {:<38} {:>8} {:>8} {:>11}  {}\n", p.property, p.cases, p.passed, p.unsupported, verdict);
   }
   int64_t failed = 0;
   for (const auto& p : r.properties) failed += p.failure ? 1 : 0;
+  if (r.stop_signal) out += fmt::format("stopped early by signal {}: the table holds what ran until then\n", r.stop_signal);
+  if (r.checked_nothing()) {
+    out += "NOTHING WAS CHECKED: no property applies to " + o.impl +
+           " or none ran a case (every call Unsupported, or no time); this is not a pass\n";
+  } else if (const auto unchecked = r.unchecked(); !unchecked.empty()) {
+    out += fmt::format("applicable but 0 cases checked: {}\n", fmt::join(unchecked, ", "));
+  }
   out += failed ? fmt::format("{} of {} properties FAILED\n", failed, r.properties.size())
                 : fmt::format("no failure\n");
   return out;

@@ -1,11 +1,14 @@
 // Cases as JSON (the replay string) and in a compact human form.
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <string_view>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "dsa/dataset/json_input.hpp"
 #include "dsa/error.hpp"
 #include "dsa/fuzz/cases.hpp"
 
@@ -55,21 +58,49 @@ std::string name(E e) {
 
 template <class E>
 E parse(const json& j, const char* field) {
-  const std::string s = j.get<std::string>();
+  if (!j.is_string()) throw InvalidInput("replay", std::string(field) + ": " + dataset::json_excerpt(j) + " is not a name");
+  const std::string& s = j.get_ref<const std::string&>();
   const auto& names = EnumNames<E>::names;
   for (size_t i = 0; i < names.size(); ++i)
     if (names[i] == s) return E(i);
-  throw InvalidInput("replay", std::string(field) + ": unknown value '" + s + "'");
+  throw InvalidInput("replay", std::string(field) + ": unknown value '" + excerpt(s) + "'");
+}
+
+// One value, converted only when it fits: nlohmann would wrap 2^32 + 1 into
+// an int32 1 and truncate 2.5 to 2, replaying another case than the one written.
+template <class T>
+T value_of(const json& v, const std::string& where) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!v.is_boolean()) throw InvalidInput("replay", where + ": " + dataset::json_excerpt(v) + " is not true or false");
+    return v.get<bool>();
+  } else if constexpr (std::is_integral_v<T>) {
+    const bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= uint64_t(std::numeric_limits<T>::max())
+                      : v.is_number_integer() ? std::is_signed_v<T> && v.get<int64_t>() >= int64_t(std::numeric_limits<T>::min()) &&
+                                                    v.get<int64_t>() <= int64_t(std::numeric_limits<T>::max())
+                                              : false;
+    if (!fits)
+      throw InvalidInput("replay", where + ": " + dataset::json_excerpt(v) + " is not an integer in [" +
+                                       std::to_string(std::numeric_limits<T>::min()) + ", " +
+                                       std::to_string(std::numeric_limits<T>::max()) + "]");
+    return v.get<T>();
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    if (!v.is_string()) throw InvalidInput("replay", where + ": " + dataset::json_excerpt(v) + " is not a string");
+    return v.get<std::string>();
+  } else if constexpr (std::is_same_v<T, json>) {
+    return v;
+  } else {
+    if (!v.is_array()) throw InvalidInput("replay", where + ": " + dataset::json_excerpt(v) + " is not an array");
+    T out;
+    for (size_t i = 0; i < v.size(); ++i)
+      out.push_back(value_of<typename T::value_type>(v[i], where + "[" + std::to_string(i) + "]"));
+    return out;
+  }
 }
 
 template <class T>
 T field(const json& j, const char* key) {
   if (!j.contains(key)) throw InvalidInput("replay", std::string("missing field '") + key + "'");
-  try {
-    return j.at(key).get<T>();
-  } catch (const json::exception& e) {
-    throw InvalidInput("replay", std::string("field '") + key + "': " + e.what());
-  }
+  return value_of<T>(j.at(key), std::string("field '") + key + "'");
 }
 
 // A field added after replay strings were first printed: absent in old ones.
@@ -148,11 +179,14 @@ const json& tuple_item(const json& t, size_t i, const char* what) {
 
 template <class T>
 T tuple_get(const json& t, size_t i, const char* what) {
-  try {
-    return tuple_item(t, i, what).get<T>();
-  } catch (const json::exception& e) {
-    throw InvalidInput("replay", std::string(what) + ": " + e.what());
-  }
+  return value_of<T>(tuple_item(t, i, what), std::string(what) + " entry item " + std::to_string(i));
+}
+
+const json& array_field(const json& j, const char* key) {
+  if (!j.contains(key)) throw InvalidInput("replay", std::string("missing field '") + key + "'");
+  const json& v = j.at(key);
+  if (!v.is_array()) throw InvalidInput("replay", std::string("field '") + key + "': " + dataset::json_excerpt(v) + " is not an array");
+  return v;
 }
 
 std::string values_text(const float* v, int64_t n) {
@@ -175,7 +209,9 @@ nlohmann::json to_json(const FuzzCase& c) {
   return std::visit([](const auto& x) { return case_json(x); }, c);
 }
 
-FuzzCase case_from_json(const nlohmann::json& j) {
+namespace {
+
+FuzzCase parse_case(const nlohmann::json& j) {
   if (!j.is_object()) throw InvalidInput("replay", "a case is a JSON object");
   const std::string kind = field<std::string>(j, "kind");
   if (kind == "topk") {
@@ -184,7 +220,7 @@ FuzzCase case_from_json(const nlohmann::json& j) {
     c.width_pad = field<int64_t>(j, "width_pad");
     c.tail = enum_field<TailKind>(j, "tail");
     c.seed = field<uint64_t>(j, "seed");
-    for (const auto& r : field<json>(j, "rows"))
+    for (const auto& r : array_field(j, "rows"))
       c.rows.push_back({tuple_get<int64_t>(r, 0, "rows"), tuple_get<int64_t>(r, 1, "rows"),
                         parse<ValueKind>(tuple_item(r, 2, "rows"), "rows"), tuple_get<uint32_t>(r, 3, "rows")});
     return c;
@@ -200,7 +236,7 @@ FuzzCase case_from_json(const nlohmann::json& j) {
     c.tail = enum_field<TailKind>(j, "tail");
     c.source = enum_field<CandidateSource>(j, "source");
     c.seed = field<uint64_t>(j, "seed");
-    for (const auto& r : field<json>(j, "requests"))
+    for (const auto& r : array_field(j, "requests"))
       c.requests.push_back({tuple_get<int64_t>(r, 0, "requests"), tuple_get<std::vector<int64_t>>(r, 1, "requests"),
                             parse<ValueKind>(tuple_item(r, 2, "requests"), "requests"),
                             tuple_get<uint32_t>(r, 3, "requests")});
@@ -230,7 +266,7 @@ FuzzCase case_from_json(const nlohmann::json& j) {
     c.candidate_slots = field<int32_t>(j, "candidate_slots");
     c.topk = field_or<int32_t>(j, "topk", DecodeCase{}.topk);
     c.seed = field<uint64_t>(j, "seed");
-    for (const auto& r : field<json>(j, "requests"))
+    for (const auto& r : array_field(j, "requests"))
       c.requests.push_back({tuple_get<int32_t>(r, 0, "requests"), tuple_get<std::vector<int32_t>>(r, 1, "requests"),
                             tuple_get<int32_t>(r, 2, "requests"), tuple_get<uint32_t>(r, 3, "requests")});
     return c;
@@ -249,12 +285,27 @@ FuzzCase case_from_json(const nlohmann::json& j) {
     c.candidate_block_size = field_or<int32_t>(j, "candidate_block_size", PrefillCase{}.candidate_block_size);
     c.candidate_slots = field_or<int32_t>(j, "candidate_slots", PrefillCase{}.candidate_slots);
     c.seed = field<uint64_t>(j, "seed");
-    for (const auto& r : field<json>(j, "rows"))
+    for (const auto& r : array_field(j, "rows"))
       c.rows.push_back({tuple_get<int64_t>(r, 0, "rows"), tuple_get<int64_t>(r, 1, "rows"),
                         tuple_get<uint32_t>(r, 2, "rows")});
     return c;
   }
-  throw InvalidInput("replay", "unknown case kind '" + kind + "'");
+  throw InvalidInput("replay", "unknown case kind '" + excerpt(kind) + "'");
+}
+
+}  // namespace
+
+FuzzCase case_from_json(const nlohmann::json& j) {
+  FuzzCase c;
+  try {
+    c = parse_case(j);
+  } catch (const InvalidInput& e) {
+    // Names parsed by the reference's own parsers (element, layout) come back under their own argument.
+    if (e.argument() == "replay") throw;
+    throw InvalidInput("replay", e.what());
+  }
+  validate_case(c);
+  return c;
 }
 
 CaseSize case_size(const FuzzCase& fc) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "dsa/fuzz/interrupt.hpp"
 #include "dsa/fuzz/mutants.hpp"
 #include "dsa/oracle/candidate_views.hpp"
 #include "dsa/oracle/determinism_check.hpp"
@@ -237,8 +238,10 @@ Outcome check_case(const Property& property, IndexerOps& impl, const FuzzCase& c
     return property.check(impl, c);
   } catch (const Unsupported& e) {
     return detail::unsupported(e.what());
+  } catch (const Interrupted&) {
+    throw;  // a stop request, not a verdict on the case
   } catch (const std::exception& e) {
-    return detail::failed(fmt::format("the check threw (implementation {}): {}", impl.name(), e.what()));
+    return detail::failed(fmt::format("a call failed (implementation {}): {}", impl.name(), e.what()));
   }
 }
 

@@ -109,7 +109,7 @@ std::string_view to_string(Fp8Format f) { return f == Fp8Format::e4m3fn ? "e4m3f
 Fp8Format parse_fp8_format(std::string_view name) {
   if (name == "e4m3fn") return Fp8Format::e4m3fn;
   if (name == "e4m3fnuz") return Fp8Format::e4m3fnuz;
-  throw InvalidInput("fp8", "unknown fp8 format '" + std::string(name) + "' (expected e4m3fn or e4m3fnuz)");
+  throw InvalidInput("fp8", "unknown fp8 format '" + excerpt(name) + "' (expected e4m3fn or e4m3fnuz)");
 }
 
 float e4m3fn_to_float(uint8_t code) { return fp8_decode_table(Fp8Format::e4m3fn)[code]; }

@@ -77,7 +77,7 @@ CacheLayout parse_cache_layout(std::string_view name) {
   if (name == "block_flat") return CacheLayout::block_flat;
   if (name == "preshuffle") return CacheLayout::preshuffle;
   if (name == "mxfp4") return CacheLayout::mxfp4;
-  throw InvalidInput("layout", "unknown cache layout '" + std::string(name) +
+  throw InvalidInput("layout", "unknown cache layout '" + excerpt(name) +
                                    "' (expected block_flat, preshuffle or mxfp4)");
 }
 
@@ -94,7 +94,7 @@ ElementFormat parse_element_format(std::string_view name) {
   if (name == "e4m3fn") return ElementFormat::e4m3fn;
   if (name == "e4m3fnuz") return ElementFormat::e4m3fnuz;
   if (name == "mxfp4") return ElementFormat::mxfp4;
-  throw InvalidInput("fp8", "unknown element format '" + std::string(name) + "' (expected e4m3fn, e4m3fnuz or mxfp4)");
+  throw InvalidInput("fp8", "unknown element format '" + excerpt(name) + "' (expected e4m3fn, e4m3fnuz or mxfp4)");
 }
 
 Fp8Format fp8_of(ElementFormat e) {

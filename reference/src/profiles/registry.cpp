@@ -39,7 +39,7 @@ void require_heads_multiple(const char* profile, int heads, int multiple, const 
 const Profile& find_profile(std::string_view name) {
   for (const Profile& p : registry())
     if (p.name == name) return p;
-  throw InvalidInput("profile", "unknown profile '" + std::string(name) + "' (known: " + joined_names() + ")");
+  throw InvalidInput("profile", "unknown profile '" + excerpt(name) + "' (known: " + joined_names() + ")");
 }
 
 std::vector<std::string> profile_names() {

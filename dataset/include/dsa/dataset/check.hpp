@@ -77,6 +77,9 @@ struct SetCheck {
 SetCheck check_golden_set(const std::string& golden_dir, const std::string& outputs_dir,
                           const CheckOptions& options = {},
                           const std::function<void(size_t, size_t, const std::string&)>& progress = {});
+// One golden file (no manifest, so no hash to hold it to) against one outputs file.
+SetCheck check_golden_file(const std::string& golden_file, const std::string& outputs_file,
+                           const CheckOptions& options = {});
 
 // Runs `impl` in process on every case of the golden set (run_case.hpp: the
 // case's stages through IndexerOps, into poisoned buffers; what `contract`

@@ -29,6 +29,8 @@ namespace dsa::fuzz {
 
 inline constexpr const char* kFuzzSchema = "dsa-oracle/fuzz/1";
 
+struct Failure;
+
 struct CampaignOptions {
   std::string impl;  // the implementation's name in records and replay commands
   // A fresh instance per case, so that a case replays exactly (implementations may keep state).
@@ -47,6 +49,10 @@ struct CampaignOptions {
   int64_t cases = 0;   // cases per property in this shard; 0: none (then `seconds` must be set)
   int32_t batch_cases = 10;
   bool stop_at_first_failure = false;  // of any property (the mutant runs); otherwise each property stops at its own
+  // Go on after a failure: each property collects its distinct failures
+  // (grouped by shrunk case and message), up to max_failures of them.
+  bool keep_going = false;
+  int32_t max_failures = 10;
   double shrink_seconds = 30;         // shrinking stops after this long or this many steps,
   int64_t shrink_steps = 5000;        // keeping the smallest failing case found so far
   GenLimits limits;
@@ -54,6 +60,12 @@ struct CampaignOptions {
   std::string replay_prefix;
   std::ostream* progress = nullptr;                    // the progress line (stderr), or none
   std::function<void(const nlohmann::json&)> record;  // each JSON line as it is made, or none
+  // After the probes: a setup error of the implementation (an external command
+  // that fails on every first call), which ends the campaign with InvalidInput("impl").
+  std::function<std::optional<std::string>()> setup_error;
+  // Each finished failure (shrunk and replayed), before it is printed and recorded:
+  // e.g. keeping the input an external command failed on (Failure::kept_input).
+  std::function<void(Failure&)> on_failure;
 };
 
 struct Failure {
@@ -67,6 +79,9 @@ struct Failure {
   double shrink_seconds = 0;
   uint64_t batch_seed = 0;
   bool reproduced = false;  // the shrunk case failed again on a fresh instance
+  std::string signature;    // the shrunk case and the message's first line: what groups equal failures
+  int64_t occurrences = 1;  // failures of this signature found (with --keep-going)
+  std::string kept_input;   // a file holding the input of the failed call, when one was kept
 };
 
 struct PropertyResult {
@@ -76,14 +91,21 @@ struct PropertyResult {
   int64_t passed = 0;
   int64_t unsupported = 0;  // the implementation answered Unsupported: never a pass
   double seconds = 0;
-  std::optional<Failure> failure;
+  std::optional<Failure> failure;       // the first failure
+  std::vector<Failure> later_failures;  // distinct failures after it (keep_going)
   bool applicable() const { return kinds != 0; }
+  int64_t failure_count() const { return (failure ? 1 : 0) + int64_t(later_failures.size()); }
 };
 
 struct CampaignResult {
   std::vector<PropertyResult> properties;
   double seconds = 0;
+  int stop_signal = 0;  // the SIGINT/SIGTERM that stopped the campaign early, 0 when none
   bool passed() const;
+  // A campaign that checked nothing: no property applies, or none ran a case.
+  bool checked_nothing() const;
+  // Applicable properties that ran no case (the budget ran out, or every case was Unsupported).
+  std::vector<std::string> unchecked() const;
 };
 
 // Throws InvalidInput for unknown properties, a bad shard or no budget.
@@ -92,6 +114,8 @@ CampaignResult run_campaign(const CampaignOptions& options);
 // The JSON lines of a finished campaign (also streamed through options.record).
 nlohmann::json property_record(const CampaignOptions& options, const PropertyResult& r);
 nlohmann::json failure_record(const CampaignOptions& options, const Failure& f);
+// The last line of a campaign's records: totals, the unchecked properties, whether it was stopped.
+nlohmann::json campaign_record(const CampaignOptions& options, const CampaignResult& r);
 
 // A failure as a person reads it: the property, the message, the shrunk case, the replay line.
 std::string format_failure(const Failure& f);

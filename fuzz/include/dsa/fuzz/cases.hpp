@@ -203,8 +203,14 @@ CandidateBlocks make_candidates(const PrefillCase& c, const PrefillProblem& prob
 // ---- Names, JSON (the replay string) and a compact human form.
 std::string kind_name(const FuzzCase& c);  // "topk", "candidate", "decode", "prefill"
 nlohmann::json to_json(const FuzzCase& c);
-// Throws InvalidInput("replay", ...) naming the field for malformed input.
+// Throws InvalidInput("replay", ...) naming the field for malformed input
+// and for a case validate_case refuses.
 FuzzCase case_from_json(const nlohmann::json& j);
+// Every field within what the case's arrays can be built from: no negative
+// size, no division by zero (block_size, compress_ratio), no sum or product
+// past 64 bits, and an estimated memory within memory_bound_bytes(). Throws
+// InvalidInput("replay", ...) naming the field. Generated cases always pass.
+void validate_case(const FuzzCase& c);
 // A few lines: shapes, lengths, kinds, and the values of small rows.
 std::string describe(const FuzzCase& c);
 // One line: "topk k=3 rows=2 lens=[5,64] ..."

@@ -1,0 +1,181 @@
+// Issue 11 §2: a bad kernel never takes a campaign down. A command that
+// crashes, hangs, writes garbage or cannot start at all ends the campaign
+// with the right report and exit code within its timeout, with no process and
+// no temporary folder left behind; SIGINT and SIGTERM stop a campaign cleanly.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "cli_test_support.hpp"
+#include "dsa/dataset/safetensors.hpp"
+#include "dsa/fuzz/campaign.hpp"
+#include "dsa/fuzz/external.hpp"
+#include "test_support.hpp"
+
+namespace dsa::fuzz {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+std::string script(const std::string& name) { return shell_quote(test::source_dir() + "/tests/external/" + name); }
+
+// A folder per test for TMPDIR, the kept inputs and the PID lists; removed afterwards.
+class Scratch {
+public:
+  Scratch() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    root_ = fs::temp_directory_path() / ("dsa_robust_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
+    fs::remove_all(root_);
+    fs::create_directories(root_ / "tmp");
+  }
+  ~Scratch() {
+    std::error_code ignored;
+    fs::remove_all(root_, ignored);
+  }
+  fs::path tmp() const { return root_ / "tmp"; }
+  fs::path kept() const { return root_ / "kept"; }
+  fs::path pids() const { return root_ / "pids"; }
+  fs::path path(const std::string& name) const { return root_ / name; }
+  // The environment of a run: its own TMPDIR, and where the test scripts list their PIDs.
+  std::string env() const { return "TMPDIR=" + tmp().string() + " DSA_TEST_PIDS=" + pids().string(); }
+  bool tmp_is_empty() const { return fs::is_empty(tmp()); }
+
+private:
+  fs::path root_;
+};
+
+bool gone(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return true;
+  std::string line;
+  std::getline(stat, line);
+  const size_t paren = line.rfind(')');
+  return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'Z';  // a zombie is gone
+}
+
+// Every PID the scripts listed has ended (reparented grandchildren included); waits a moment for init to reap them.
+void expect_no_process_left(const fs::path& pids) {
+  std::ifstream in(pids);
+  std::vector<pid_t> listed;
+  for (pid_t p; in >> p;) listed.push_back(p);
+  for (pid_t pid : listed) {
+    const auto until = Clock::now() + std::chrono::seconds(3);
+    while (!gone(pid) && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_TRUE(gone(pid)) << "process " << pid << " outlived its call";
+  }
+}
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+TEST(FuzzExternalRobustness, ACrashIsAFailureWithItsSignalStderrAndKeptInput) {
+  const Scratch s;
+  const test::CliRun r = test::run_cli("fuzz --impl " + shell_quote("external:sh " + script("crash.sh")) +
+                                           " --property topk_agrees --cases 3 --quiet --keep " + s.kept().string(),
+                                       s.env());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("was killed by signal 11"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("crash.sh: about to fault on"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("input kept: " + s.kept().string()), std::string::npos) << r.output;
+  ASSERT_TRUE(fs::exists(s.kept()));
+  for (const auto& kept : fs::directory_iterator(s.kept())) {
+    // The kept input is the golden case the kernel was given: the reference takes it as it is.
+    const dataset::Safetensors in = dataset::read_safetensors(kept.path().string());
+    EXPECT_EQ(in.meta("op"), "prefill_topk");
+    const test::CliRun ref = test::run_cli("reference --op prefill_topk --profile exact --in " + kept.path().string() +
+                                           " --out " + s.path("expected.safetensors").string());
+    EXPECT_EQ(ref.exit_code, 0) << ref.output;
+  }
+  EXPECT_TRUE(s.tmp_is_empty());
+  expect_no_process_left(s.pids());
+}
+
+TEST(FuzzExternalRobustness, AHangIsKilledWithItsProcessGroupAtTheTimeout) {
+  const Scratch s;
+  const auto t0 = Clock::now();
+  const test::CliRun r = test::run_cli("fuzz --impl " + shell_quote("external:sh " + script("hang.sh")) +
+                                           " --property topk_agrees --cases 2 --timeout 0.3 --seconds 3 --quiet --keep ''",
+                                       s.env());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("did not finish in time: killed with its process group"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("hang.sh: waiting forever"), std::string::npos) << r.output;
+  // Probes, cases, a shrink bounded by the 3 s budget and the replay, at 0.3 s a call.
+  EXPECT_LT(seconds_since(t0), 12.0);
+  EXPECT_TRUE(s.tmp_is_empty());
+  expect_no_process_left(s.pids());
+}
+
+TEST(FuzzExternalRobustness, ACommandThatCannotStartIsASetupError) {
+  const Scratch s;
+  for (const std::string& command : {std::string("python3 /nonexistent/kernel.py"), std::string("/nonexistent/kernel"),
+                                     std::string("sh -c 'echo No module named torch >&2; exit 1'")}) {
+    const test::CliRun r =
+        test::run_cli("fuzz --impl " + shell_quote("external:" + command) + " --cases 3 --quiet", s.env());
+    EXPECT_EQ(r.exit_code, 2) << command << "\n" << r.output;
+    EXPECT_NE(r.output.find("failed on its first call of every op"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("exited with status"), std::string::npos) << r.output;
+    EXPECT_TRUE(s.tmp_is_empty()) << command;
+  }
+  const test::CliRun r =
+      test::run_cli("fuzz --impl " + shell_quote("external:sh -c 'echo No module named torch >&2; exit 1'") +
+                        " --cases 3 --quiet",
+                    s.env());
+  EXPECT_NE(r.output.find("No module named torch"), std::string::npos) << r.output;
+}
+
+TEST(FuzzExternalRobustness, AMalformedAnswerIsAFailureOfTheCase) {
+  const Scratch s;
+  const test::CliRun r = test::run_cli("fuzz --impl " + shell_quote("external:sh " + script("malformed.sh")) +
+                                           " --property topk_agrees --cases 2 --quiet --keep ''",
+                                       s.env());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("wrote a malformed answer"), std::string::npos) << r.output;
+  EXPECT_TRUE(s.tmp_is_empty());
+}
+
+TEST(FuzzExternalRobustness, UnsupportedToEverythingChecksNothingAndIsNoPass) {
+  const Scratch s;
+  const std::string impl = shell_quote("external:sh -c 'exit 3'");
+  test::CliRun r = test::run_cli("fuzz --impl " + impl + " --cases 2 --quiet --out " + s.path("r.jsonl").string(), s.env());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("NOTHING WAS CHECKED"), std::string::npos) << r.output;
+  std::ifstream lines(s.path("r.jsonl"));
+  std::string line, last;
+  while (std::getline(lines, line)) last = line;
+  EXPECT_NE(last.find("\"checked_nothing\":true"), std::string::npos) << last;
+  r = test::run_cli("fuzz --impl " + impl + " --cases 2 --quiet --allow-empty", s.env());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("NOTHING WAS CHECKED"), std::string::npos) << r.output;
+}
+
+// SIGTERM and SIGINT: children killed, the summary so far printed and written, temporary folders gone.
+TEST(FuzzExternalRobustness, SignalsStopACampaignCleanly) {
+  for (const auto& [signal_name, code] : {std::pair<std::string, int>{"TERM", 143}, {"INT", 130}}) {
+    const Scratch s;
+    const auto t0 = Clock::now();
+    const test::CliRun r = test::run_cli(
+        "fuzz --impl " + shell_quote("external:sh " + script("hang.sh")) +
+            " --property topk_agrees --cases 100 --timeout 60 --quiet --out " + s.path("r.jsonl").string(),
+        "timeout --preserve-status -s " + signal_name + " 1.5 env " + s.env());
+    EXPECT_EQ(r.exit_code, code) << r.output;
+    EXPECT_LT(seconds_since(t0), 10.0);
+    EXPECT_NE(r.output.find("stopped early by signal"), std::string::npos) << r.output;
+    std::ifstream lines(s.path("r.jsonl"));
+    std::stringstream text;
+    text << lines.rdbuf();
+    EXPECT_NE(text.str().find("\"interrupted_by_signal\":" + std::to_string(code - 128)), std::string::npos) << text.str();
+    EXPECT_TRUE(s.tmp_is_empty());
+    expect_no_process_left(s.pids());
+  }
+}
+
+}  // namespace
+}  // namespace dsa::fuzz
