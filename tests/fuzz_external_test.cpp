@@ -166,6 +166,39 @@ TEST(FuzzExternal, EveryRequestIsAGoldenCaseTheReferenceAnswers) {
   }
 }
 
+// The ops without a fuzz property of their own yet: the mask (in place) and
+// the gfx942 fused launch, through the exchange, equal the reference's.
+TEST(FuzzExternal, TheMaskAndTheFusedLaunchGoThroughTheExchange) {
+  const auto exchange = make_exchange_ops("golden reference", answer_with_reference);
+  const auto reference = make_reference_ops();
+  CandidateCase cc;
+  cc.block_size = 4;
+  cc.slots = 3;
+  cc.seed = 5;
+  cc.requests = {{21, {}, ValueKind::normal, 1}, {9, {}, ValueKind::few_levels, 2}};
+  const Logits logits = make_logits(cc);
+  const CandidateBlocks blocks = make_candidates(cc, logits);
+  Logits a = logits, b = logits;
+  exchange->candidate_mask(a, candidate_bounds(cc), blocks, CandidateMask::full);
+  reference->candidate_mask(b, candidate_bounds(cc), blocks, CandidateMask::full);
+  EXPECT_EQ(std::memcmp(a.values.data(), b.values.data(), a.values.size() * 4), 0);
+  EXPECT_THROW(exchange->candidate_mask(a, candidate_bounds(cc), blocks, CandidateMask::strided), Unsupported);
+
+  DecodeCase dc;
+  dc.seed = 2;
+  dc.requests = {{40, {}, 0, 1}, {17, {}, 0, 2}};
+  const DecodeProblem p = make_problem(dc);
+  const CandidateBlocks cand = make_candidates(dc, p);
+  Logits ca{p.rows(), int64_t(cand.slots) * cand.block_size, {}}, cb = ca;
+  ca.values.assign(size_t(ca.rows * ca.width), 0.0f);
+  cb.values = ca.values;
+  TopkIndices ta{p.rows(), 5, std::vector<int32_t>(size_t(p.rows() * 5), oracle::kPoisonI32)}, tb = ta;
+  exchange->candidate_logits_top_k(p, profile_of(dc), cand, ca, ta);
+  reference->candidate_logits_top_k(p, profile_of(dc), cand, cb, tb);
+  EXPECT_EQ(std::memcmp(ca.values.data(), cb.values.data(), ca.values.size() * 4), 0);
+  EXPECT_EQ(ta.indices, tb.indices);
+}
+
 // A case the fuzzer handed a kernel goes to `dsa-oracle reference` and
 // `dsa-oracle check` as it is: the recorder keeps every request it is given.
 TEST(FuzzExternal, KeptRequestsFeedReferenceAndCheckAsTheyAre) {

@@ -80,11 +80,10 @@ bool needs_topk(GoldenOp op) {
   switch (op) {
     case GoldenOp::decode_topk:
     case GoldenOp::prefill_topk:
-    case GoldenOp::candidate_mask:
     case GoldenOp::candidate_topk:
     case GoldenOp::consumer_step:
     case GoldenOp::sparse_sm100: return true;
-    default: return false;
+    default: return false;  // candidate_mask: the mask alone, or mask then top-k when `topk` is given
   }
 }
 

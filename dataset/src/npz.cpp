@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -18,7 +19,7 @@ namespace dsa::dataset {
 namespace {
 
 struct Reader {
-  const std::vector<uint8_t>& bytes;
+  std::span<const uint8_t> bytes;
   const std::string& path;
 
   [[noreturn]] void fail(const std::string& what) const { throw InvalidInput("npz", path + ": " + what); }
@@ -78,10 +79,22 @@ std::vector<uint8_t> inflate_raw(const Reader& r, const uint8_t* src, size_t n, 
 }  // namespace
 
 NpzFile::NpzFile(const std::string& path) : path_(path) {
+  if (std::filesystem::is_directory(path)) throw InvalidInput("npz", path + " is a folder, not an .npz file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InvalidInput("npz", "cannot open " + path);
   const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const Reader r{bytes, path};
+  parse_members(bytes);
+}
+
+NpzFile NpzFile::parse(std::span<const uint8_t> bytes, const std::string& origin) {
+  NpzFile npz;
+  npz.path_ = origin;
+  npz.parse_members(bytes);
+  return npz;
+}
+
+void NpzFile::parse_members(std::span<const uint8_t> bytes) {
+  const Reader r{bytes, path_};
 
   // The end record is in the last 22 + 65535 bytes (its comment is at most 64 KiB).
   if (bytes.size() < 22) r.fail("too short for a zip archive");

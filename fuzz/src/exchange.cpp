@@ -136,6 +136,39 @@ public:
     out = *call(c).topk_indices;
   }
 
+  // In place: the buffer sent is the logits themselves (entries the kernel leaves keep their values).
+  void candidate_mask(Logits& logits, const RowBounds& bounds, const CandidateBlocks& candidates,
+                      CandidateMask variant) override {
+    if (variant != CandidateMask::full)
+      throw Unsupported("the golden schema's candidate_mask is vLLM's full mask; the strided variant has no exchange");
+    GoldenCase c = given_logits_case(GoldenOp::candidate_mask, logits, bounds);
+    c.candidate_blocks = candidates;
+    c.settings.candidate_block_size = candidates.block_size;
+    c.settings.candidate_topk_blocks = candidates.slots;
+    c.expected.masked_logits = logits;
+    const Logits sent = logits;
+    logits = *call(c).masked_logits;
+    restore_untouched(sent, logits);
+  }
+
+  // The gfx942 fused launch: compact_candidate_logits with its top-k (as positions).
+  void candidate_logits_top_k(const DecodeProblem& problem, const Profile& profile, const CandidateBlocks& candidates,
+                              Logits& compact_out, TopkIndices& out) override {
+    GoldenCase c = new_case(GoldenOp::compact_candidate_logits, profile.name);
+    c.decode = problem;
+    c.candidate_blocks = candidates;
+    c.settings.candidate_block_size = candidates.block_size;
+    c.settings.candidate_topk_blocks = candidates.slots;
+    c.settings.topk = out.k;
+    c.expected.compact_logits = compact_out;
+    c.expected.topk_indices = out;
+    const Logits sent = compact_out;
+    GoldenOutputs answer = call(c, {dataset::out::compact_logits, dataset::out::topk_indices});
+    compact_out = *answer.compact_logits;
+    restore_untouched(sent, compact_out);
+    out = *answer.topk_indices;
+  }
+
   void decode_logits(const DecodeProblem& problem, const Profile& profile, Logits& out) override {
     GoldenCase c = new_case(GoldenOp::decode_logits, profile.name);
     c.decode = problem;
@@ -168,14 +201,17 @@ public:
   }
 
 private:
-  // The request (metadata, inputs, the caller's buffers), the answer read back.
-  GoldenOutputs call(const GoldenCase& c) {
+  // The request (metadata, inputs, the caller's buffers), the answer read
+  // back: the op's primary output and every name in `required`.
+  GoldenOutputs call(const GoldenCase& c, const std::vector<std::string>& required = {}) {
     Safetensors request;
     request.metadata = dataset::case_metadata(c);
     dataset::put_inputs(request, c);
     put_buffers(request, c, c.expected);
     const Safetensors answer = transport_(request);
     try {
+      for (const auto& name : required)
+        if (!answer.contains(name)) throw InvalidInput(name, "missing: the answer must hold it");
       return dataset::read_outputs(answer, c);
     } catch (const InvalidInput& e) {
       // The kernel's answer, not the user's input: a failure of this case.

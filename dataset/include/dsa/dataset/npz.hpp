@@ -45,6 +45,8 @@ class NpzFile {
 public:
   // Reads and parses every member. Throws InvalidInput("npz", ...).
   explicit NpzFile(const std::string& path);
+  // An archive already in memory; `origin` names it in messages.
+  static NpzFile parse(std::span<const uint8_t> bytes, const std::string& origin);
   bool contains(const std::string& name) const { return arrays_.count(name) != 0; }
   // The member `name` (without ".npy"); throws InvalidInput("npz", ...) naming the file when absent.
   const NpyArray& at(const std::string& name) const;
@@ -52,6 +54,8 @@ public:
   const std::string& path() const { return path_; }
 
 private:
+  NpzFile() = default;
+  void parse_members(std::span<const uint8_t> bytes);
   std::string path_;
   std::map<std::string, NpyArray> arrays_;
 };

@@ -11,7 +11,11 @@
 //   decode_logits             decode_logits             the whole decode problem
 //   prefill_logits            prefill_logits            the whole prefill problem
 //   compact_candidate_logits  compact_candidate_logits  the decode problem and candidate_blocks
+//   candidate_logits_top_k    compact_candidate_logits  the same with `topk`: compact logits and their top-k
+//   candidate_mask (full)     candidate_mask            given logits (in place), 2-D seq_lens = E_r, candidate_blocks
 //
+// The other ops (the strided mask, prefill compact logits, padding, the SM100
+// sparse steps one by one) have no form in the golden schema: Unsupported.
 // The request also holds the caller's output buffers (poisoned by the
 // harness) under the output names, listed in the `outputs` key: a kernel that
 // writes into them as into preallocated buffers lets "every entry written"
