@@ -48,7 +48,10 @@ Outcome check_candidate_select_agrees(IndexerOps& impl, const CandidateCase& c) 
   const RowBounds bounds = candidate_bounds(c);
   CandidateBlocks out = poisoned_blocks(logits.rows, c.slots, c.block_size);
   if (!supported([&] { impl.candidate_select(logits, bounds, out); })) return unsupported("candidate_select");
-  const Logits scores = oracle::candidate_block_scores(logits, c.block_size, bounds);
+  // Every block of the logits is scored (past a row's end: -inf), so a block past the row end is an extra block,
+  // and only an id past the logits is out of range.
+  const int64_t num_blocks = (logits.width + c.block_size - 1) / c.block_size;
+  const Logits scores = oracle::candidate_block_scores(logits, c.block_size, bounds, num_blocks);
   const oracle::SelectionVerdict v = oracle::check_candidate_blocks(oracle::view(out), scores);
   if (v.passed) return passed();
   return failed(oracle::format_table(v));

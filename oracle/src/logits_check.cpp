@@ -26,6 +26,13 @@ bool within_tolerance(float a, float e, const LogitsTolerance& t) {
 
 }  // namespace
 
+const char* LogitsMismatch::kind() const {
+  if (never_written) return "never written";
+  if (inf_vs_finite) return actual == actual && std::isinf(actual) ? "inf, expected finite" : "finite, expected inf";
+  if (!ulps) return "NaN vs number";
+  return "differs";
+}
+
 LogitsVerdict check_logits(const Logits& actual, const Logits& expected, const RowBounds& bounds,
                            const LogitsCheckOptions& options) {
   validate_shape(actual, "actual logits");
@@ -79,9 +86,15 @@ LogitsVerdict check_logits(const Logits& actual, const Logits& expected, const R
       ++v.mismatches;
       LogitsMismatch m;
       m.row = r, m.col = c, m.actual = a, m.expected = e, m.outside_window = !inside;
+      m.never_written = a_poison;
+      m.inf_vs_finite = !a_poison && ((std::isinf(a) && std::isfinite(e)) || (std::isfinite(a) && std::isinf(e)));
+      v.never_written += m.never_written ? 1 : 0;
+      v.inf_vs_finite += m.inf_vs_finite ? 1 : 0;
       m.ulps = ulp_distance(a, e);
       if (options.bf16_ulps) m.bf16_ulps = ulp_distance_bf16(a, e);
-      if (m.ulps) {
+      if (m.never_written || m.inf_vs_finite) {
+        // Not a distance: a huge ulp count would hide what happened.
+      } else if (m.ulps) {
         v.max_ulps = std::max(v.max_ulps, *m.ulps);
         row.max_ulps = std::max(row.max_ulps, *m.ulps);
       } else {

@@ -30,7 +30,8 @@ json to_json(const LogitsVerdict& v) {
                           {"expected", float_json(m.expected)},
                           {"actual_bits", hex_bits(m.actual)},
                           {"expected_bits", hex_bits(m.expected)},
-                          {"ulps", optional_json(m.ulps)},
+                          {"ulps", m.never_written || m.inf_vs_finite ? nlohmann::json() : optional_json(m.ulps)},
+                          {"what", m.kind()},
                           {"bf16_ulps", optional_json(m.bf16_ulps)},
                           {"outside_window", m.outside_window}});
   json worst = json::array();
@@ -49,6 +50,8 @@ json to_json(const LogitsVerdict& v) {
           {"max_ulps", v.max_ulps},
           {"max_abs_diff", v.max_abs_diff},
           {"nan_vs_number", v.nan_vs_number},
+          {"inf_vs_finite", v.inf_vs_finite},
+          {"never_written", v.never_written},
           {"nan_matched", v.nan_matched},
           {"rows_with_nan_count", v.rows_with_nan_count},
           {"rows_with_nan", v.rows_with_nan},

@@ -9,7 +9,14 @@
 namespace dsa::oracle {
 namespace {
 
-std::string plural(int64_t n, const char* word) { return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s"); }
+// "1 entry", "2 entries", "3 rows".
+std::string plural(int64_t n, const char* word) {
+  const std::string w = word;
+  if (n == 1) return fmt::format("{} {}", n, w);
+  if (w.size() > 1 && w.back() == 'y' && std::string("aeiou").find(w[w.size() - 2]) == std::string::npos)
+    return fmt::format("{} {}ies", n, w.substr(0, w.size() - 1));
+  return fmt::format("{} {}s", n, w);
+}
 std::string ulps_text(const std::optional<uint64_t>& u) { return u ? fmt::format("{}", *u) : "-"; }
 
 // A short list: "3, 17, 42 ..." when more exist than are shown.
@@ -31,9 +38,15 @@ std::string summary_line(const LogitsVerdict& v) {
   if (v.passed)
     return fmt::format("logits: PASS  {} of {} identical ({}){}", plural(v.entries_compared, "entry"),
                        plural(v.rows, "row"), mode, nan);
-  return fmt::format("logits: FAIL  {} of {} entries differ in {} of {} rows ({}); max {} ulp, max |diff| {:.3g}{}",
-                     v.mismatches, v.entries_compared, v.rows_with_mismatch, v.rows, mode, v.max_ulps,
-                     v.max_abs_diff, nan);
+  // Differences that are not distances are named, not folded into a huge ulp count.
+  std::string kinds;
+  if (v.never_written) kinds += fmt::format("; {} never written (the poison survived)", v.never_written);
+  if (v.inf_vs_finite) kinds += fmt::format("; {} +-inf against a finite value", v.inf_vs_finite);
+  const int64_t distances = v.mismatches - v.never_written - v.inf_vs_finite - v.nan_vs_number;
+  const std::string distance =
+      distances > 0 ? fmt::format("; max {} ulp, max |diff| {:.3g}", v.max_ulps, v.max_abs_diff) : std::string();
+  return fmt::format("logits: FAIL  {} of {} entries differ in {} of {} rows ({}){}{}{}", v.mismatches,
+                     v.entries_compared, v.rows_with_mismatch, v.rows, mode, distance, kinds, nan);
 }
 
 std::string summary_line(const SelectionVerdict& v) {
@@ -69,12 +82,13 @@ std::string format_table(const LogitsVerdict& v) {
   for (const auto& r : v.worst_rows)
     out += fmt::format("  {:>7} {:>10} {:>10} {:>9} {:>5}\n", r.row, r.mismatches, r.max_ulps, r.first_col,
                        r.nan_vs_number ? "yes" : "");
-  out += fmt::format("  first differing entries:\n  {:>7} {:>7} {:>15} {:>15} {:>10} {:>10} {:>10}\n", "row", "col",
-                     "actual", "expected", "act bits", "exp bits", "ulp");
+  out += fmt::format("  first differing entries:\n  {:>7} {:>7} {:>15} {:>15} {:>10} {:>10} {:>10}  {}\n", "row",
+                     "col", "actual", "expected", "act bits", "exp bits", "ulp", "what");
   for (const auto& m : v.first_mismatches)
-    out += fmt::format("  {:>7} {:>7} {:>15.9g} {:>15.9g} 0x{:08x} 0x{:08x} {:>10}{}\n", m.row, m.col, m.actual,
-                       m.expected, float_bits(m.actual), float_bits(m.expected), ulps_text(m.ulps),
-                       m.outside_window ? "  (beyond row)" : "");
+    out += fmt::format("  {:>7} {:>7} {:>15.9g} {:>15.9g} 0x{:08x} 0x{:08x} {:>10}  {}{}\n", m.row, m.col, m.actual,
+                       m.expected, float_bits(m.actual), float_bits(m.expected),
+                       m.never_written || m.inf_vs_finite ? "-" : ulps_text(m.ulps), m.kind(),
+                       m.outside_window ? " (beyond row)" : "");
   return out;
 }
 

@@ -21,6 +21,9 @@ struct RowTask {
   int64_t k_valid;
   const int32_t* slots;
   int64_t k;
+  // Candidate blocks: a block past the row's end (it scores -inf) is an
+  // extra block, wherever it sits.
+  bool past_end_is_extra = false;
 };
 
 // Reused between rows so that a wide row costs no allocation.
@@ -68,6 +71,13 @@ SelectionRowIssue check_row(const RowTask& t, double eps, size_t listed, Scratch
       ++issue.out_of_range_count, note(issue.out_of_range_slots, slot, listed);
       continue;
     }
+    if (t.past_end_is_extra && t.values[idx] == -std::numeric_limits<float>::infinity() && !s.chosen[size_t(idx)]) {
+      // Wherever it sits, and also a wrong tail in a slot that must hold -1.
+      ++issue.extra_count, note(issue.extra, idx, listed);
+      if (slot >= t.k_valid) ++issue.wrong_tail_count, note(issue.wrong_tail_slots, slot, listed);
+      s.chosen[size_t(idx)] = 2;  // seen (a second time is a duplicate), but not a choice the cut judges
+      continue;
+    }
     // A valid index past the first k' slots is a wrong tail, yet it still counts as
     // chosen so that the set rule does not report it a second time as missing.
     if (slot >= t.k_valid) ++issue.wrong_tail_count, note(issue.wrong_tail_slots, slot, listed);
@@ -86,7 +96,7 @@ SelectionRowIssue check_row(const RowTask& t, double eps, size_t listed, Scratch
     issue.cut = t.values[at];
     for (int64_t i = 0; i < t.n; ++i) {
       const uint32_t key = s.keys[size_t(i)];
-      const bool chosen = s.chosen[size_t(i)];
+      const bool chosen = s.chosen[size_t(i)] == 1;
       if (key == cut_key) ++issue.ties_at_cut, issue.ties_chosen += chosen;
       if (chosen && below_cut(t.values[i], key, issue.cut, cut_key, eps))
         ++issue.extra_count, note(issue.extra, int32_t(i), listed);
@@ -193,7 +203,7 @@ SelectionVerdict check_candidate_blocks(const IndexMatrix& blocks, const Logits&
     const int64_t live = std::count_if(scores, scores + block_scores.width, [](float s) {
       return !(s == -std::numeric_limits<float>::infinity());
     });
-    const RowTask task{r, scores, block_scores.width, std::min(blocks.cols, live), blocks.row(r), blocks.cols};
+    const RowTask task{r, scores, block_scores.width, std::min(blocks.cols, live), blocks.row(r), blocks.cols, true};
     builder.add(check_row(task, options.eps, builder.listed(), scratch));
   }
   return builder.finish();

@@ -40,6 +40,10 @@ struct LogitsMismatch {
   std::optional<uint64_t> ulps;       // none when exactly one side is NaN
   std::optional<uint64_t> bf16_ulps;  // when LogitsCheckOptions::bf16_ulps
   bool outside_window = false;        // a clean-mode entry beyond the row
+  bool never_written = false;         // the actual entry is the poison (LogitsCheckOptions::poison_bits)
+  bool inf_vs_finite = false;         // +-inf on exactly one side, a finite value on the other
+  // What kind of difference, in words: "never written", "inf vs finite", "NaN vs number", "differs".
+  const char* kind() const;
 };
 
 struct LogitsRowSummary {
@@ -61,6 +65,8 @@ struct LogitsVerdict {
   uint64_t max_ulps = 0;              // largest defined ulp distance among mismatches
   double max_abs_diff = 0.0;          // among mismatches with two finite values
   int64_t nan_vs_number = 0;          // mismatches with NaN on exactly one side
+  int64_t inf_vs_finite = 0;          // mismatches with +-inf on exactly one side and a finite value on the other
+  int64_t never_written = 0;          // mismatches where the poison survived
   int64_t nan_matched = 0;            // entries where both sides are NaN (they pass)
   int64_t rows_with_nan_count = 0;    // rows with a NaN on either side, in the window
   std::vector<int64_t> rows_with_nan; // the first max_listed of them
