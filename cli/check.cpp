@@ -56,6 +56,7 @@ int check(const CheckCliOptions& o) {
                                   "implementation in process)");
   dataset::CheckOptions options;
   options.tolerance = o.tolerance;
+  for (const std::string& op : o.ops) options.ops.push_back(std::string(dataset::to_string(dataset::parse_golden_op(op))));
   dataset::SetCheck result;
   if (o.impl.empty()) {
     // A lone golden file (e.g. `dsa-oracle reference`'s output for a case the fuzzer kept) against one outputs file.
@@ -99,6 +100,10 @@ const Registrar check_registrar("check", 41, [](CLI::App& app) {
       ->excludes(outputs);
   sub->add_option("--tolerance", o->tolerance, "Absolute tolerance for logits and the top-k rule (default: bit-exact)")
       ->check(CLI::NonNegativeNumber);
+  sub->add_option("--ops", o->ops,
+                  "Judge only cases of these golden ops (repeat or comma-separate; the others are reported as not "
+                  "run): for a kernel that implements only some of the set's ops")
+      ->delimiter(',');
   sub->add_option("--json", o->json, "Write the JSON report (schema dsa-oracle/report/1, plus \"cases\") to this file");
   sub->add_flag("--quiet", o->quiet, "Print only the checks that failed");
   sub->add_option("--numerics", o->numerics,

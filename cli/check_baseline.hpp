@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "dsa/dataset/check.hpp"
 
@@ -15,6 +16,7 @@ struct CheckCliOptions {
   std::string outputs;
   std::string impl;
   std::optional<double> tolerance;
+  std::vector<std::string> ops;  // golden ops to judge (check --ops); empty: every op
   std::string json;
   bool quiet = false;
   std::string numerics = "differing";

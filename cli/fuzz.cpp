@@ -327,20 +327,29 @@ const Registrar fuzz_registrar("fuzz", 40, [](CLI::App& app) {
 struct MergeOptions {
   std::vector<std::string> files;
   std::string out;
+  bool allow_empty = false;
 };
 
 int run_merge(const MergeOptions& o) {
   std::vector<nlohmann::json> records;
+  std::vector<std::string> origins;
   for (const std::string& path : o.files) {
+    if (std::filesystem::is_directory(path)) throw InvalidInput("files", "'" + path + "' is a folder, not a file");
     std::ifstream in(path);
     if (!in) throw InvalidInput("files", "cannot read '" + path + "'");
     std::string line;
     for (int64_t n = 1; std::getline(in, line); ++n) {
       if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-      records.push_back(dataset::parse_json(line, fmt::format("{} line {}", path, n)));
+      origins.push_back(fmt::format("{} line {}", path, n));
+      records.push_back(dataset::parse_json(line, origins.back()));
     }
   }
-  const MergeResult m = merge_records(records);
+  const MergeResult m = merge_records(records, origins);
+  if (m.property_records == 0) {
+    fmt::print("nothing to merge: no property record in {} file{} ({} lines); that is not a pass\n", o.files.size(),
+               o.files.size() == 1 ? "" : "s", records.size());
+    return o.allow_empty ? kExitOk : kExitCheckFailed;
+  }
   fmt::print("{}", format_merge(m));
   if (!o.out.empty()) {
     std::ofstream out(o.out, std::ios::trunc);
@@ -358,6 +367,7 @@ const Registrar merge_registrar("fuzz-merge", 41, [](CLI::App& app) {
   auto* sub = app.add_subcommand("fuzz-merge", "Combine the JSON lines of fuzz campaigns (shards) into a summary");
   sub->add_option("files", options->files, "JSON-lines files written by `dsa-oracle fuzz --out`")->required();
   sub->add_option("--out", options->out, "Write the summary as JSON to this file");
+  sub->add_flag("--allow-empty", options->allow_empty, "Exit 0 when the files hold no property record");
   return [options] { return run_merge(*options); };
 });
 

@@ -14,6 +14,7 @@
 #include "dsa/dataset/baseline.hpp"
 #include "dsa/dataset/manifest.hpp"
 #include "dsa/dataset/presets.hpp"
+#include "dsa/dataset/temp_files.hpp"
 #include "dsa/error.hpp"
 #include "dsa/fuzz/implementations.hpp"
 
@@ -110,6 +111,10 @@ int golden(const GoldenOptions& o) {
     return kExitBadInput;
   }
   const dataset::PresetRequest request{o.preset, o.seed, o.profile, o.size};
+  dataset::plan_preset(request);  // the request is valid (and fits in memory) before anything is created
+  dataset::require_writable_folder(o.out, "out");
+  for (const auto& stale : dataset::remove_stale_temp_files(o.out))
+    fmt::print(stderr, "removed {}, the temporary file of a run that was killed\n", stale);
   const auto t0 = std::chrono::steady_clock::now();
   const dataset::Manifest m = dataset::write_golden_set(o.out, request, show_progress);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -4,6 +4,7 @@
 // op, and writes the inputs untouched plus the expected outputs.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include "command_registry.hpp"
 #include "dsa/dataset/golden_case.hpp"
 #include "dsa/dataset/safetensors.hpp"
+#include "dsa/dataset/temp_files.hpp"
 
 namespace dsa::cli {
 namespace {
@@ -36,6 +38,11 @@ std::set<std::string> listed_outputs(const dataset::Safetensors& file) {
 }
 
 int reference(const ReferenceOptions& o) {
+  // Before any work: where the result goes can take it; leftovers of killed runs there are removed.
+  dataset::require_writable_file(o.out, "out");
+  const auto folder = std::filesystem::path(o.out).parent_path();
+  for (const auto& stale : dataset::remove_stale_temp_files(folder.empty() ? "." : folder.string()))
+    fmt::print(stderr, "removed {}, the temporary file of a run that was killed\n", stale);
   dataset::Safetensors input = dataset::read_safetensors(o.in);
   // The op and the profile are the caller's choice: a file made for one
   // profile (its `profile` key) may be run under another.

@@ -1,5 +1,6 @@
 // A whole golden set judged: manifest hashes, then each case's outputs, read
 // from an outputs folder or made in process by an implementation.
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -66,9 +67,20 @@ CaseCheck judge_outputs(CaseCheck cc, const GoldenCase& golden, const std::strin
   return cc;
 }
 
+// A case whose op the caller did not ask for: not run (neither a pass nor bad input).
+bool outside_ops(const std::string& op, const CheckOptions& options, CaseCheck& cc) {
+  if (options.ops.empty() || std::find(options.ops.begin(), options.ops.end(), op) != options.ops.end()) return false;
+  cc.status = CaseStatus::not_run;
+  cc.error = "op " + op + " is not among the ops to judge (--ops)";
+  return true;
+}
+
 CaseCheck check_one(const ManifestCase& entry, const fs::path& golden_dir, const fs::path& outputs_dir,
                     const CheckOptions& options) {
   CaseCheck cc;
+  cc.file = entry.file;
+  cc.op = entry.op;
+  if (outside_ops(entry.op, options, cc)) return cc;
   const std::optional<GoldenCase> golden = read_checked(entry, golden_dir, cc);
   if (!golden) return cc;
   return judge_outputs(std::move(cc), *golden, (outputs_dir / entry.file).string(), options);
@@ -77,6 +89,9 @@ CaseCheck check_one(const ManifestCase& entry, const fs::path& golden_dir, const
 CaseCheck run_one(const ManifestCase& entry, const fs::path& golden_dir, IndexerOps& impl, const Contract& contract,
                   const CheckOptions& options) {
   CaseCheck cc;
+  cc.file = entry.file;
+  cc.op = entry.op;
+  if (outside_ops(entry.op, options, cc)) return cc;
   const std::optional<GoldenCase> golden = read_checked(entry, golden_dir, cc);
   if (!golden) return cc;
   const CaseRun run = run_case(impl, contract, *golden);
@@ -185,8 +200,9 @@ SetCheck check_golden_set(const std::string& golden_dir, const std::string& outp
 SetCheck check_golden_file(const std::string& golden_file, const std::string& outputs_file, const CheckOptions& options) {
   SetCheck result;
   CaseCheck cc;
-  const std::optional<GoldenCase> golden =
+  std::optional<GoldenCase> golden =
       read_golden(fs::path(golden_file).filename().string(), golden_file, nullptr, cc);
+  if (golden && outside_ops(cc.op, options, cc)) golden.reset();
   result.cases.push_back(golden ? judge_outputs(std::move(cc), *golden, outputs_file, options) : std::move(cc));
   return result;
 }

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "dsa/error.hpp"
+
 namespace dsa::dataset {
 namespace {
 
@@ -69,6 +71,26 @@ std::vector<std::string> remove_stale_temp_files(const std::string& folder) {
     if (fs::remove(it->path(), ignored)) removed.push_back(name);
   }
   return removed;
+}
+
+void require_writable_file(const std::string& path, const std::string& argument) {
+  namespace fs = std::filesystem;
+  if (fs::is_directory(path)) throw InvalidInput(argument, "'" + path + "' is a folder, not a file");
+  const fs::path folder = fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
+  if (!fs::is_directory(folder)) throw InvalidInput(argument, "'" + path + "': its folder " + folder.string() + " does not exist");
+  if (::access(folder.c_str(), W_OK) != 0)
+    throw InvalidInput(argument, "'" + path + "': its folder " + folder.string() + " is not writable");
+  if (fs::exists(path) && ::access(path.c_str(), W_OK) != 0 && !fs::is_symlink(path))
+    throw InvalidInput(argument, "'" + path + "' exists and is not writable");
+}
+
+void require_writable_folder(const std::string& folder, const std::string& argument) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(folder) && !fs::is_directory(folder)) throw InvalidInput(argument, "'" + folder + "' is a file, not a folder");
+  fs::create_directories(folder, ec);
+  if (!fs::is_directory(folder)) throw InvalidInput(argument, "cannot create folder '" + folder + "'");
+  if (::access(folder.c_str(), W_OK) != 0) throw InvalidInput(argument, "folder '" + folder + "' is not writable");
 }
 
 }  // namespace dsa::dataset

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "dsa/dataset/json_input.hpp"
 #include "dsa/error.hpp"
 #include "dsa/fuzz/campaign.hpp"
 
@@ -147,7 +149,7 @@ std::string format_campaign(const CampaignOptions& o, const CampaignResult& r) {
   return out;
 }
 
-MergeResult merge_records(const std::vector<nlohmann::json>& records) {
+MergeResult merge_records(const std::vector<nlohmann::json>& records, const std::vector<std::string>& origins) {
   struct Totals {
     int64_t cases = 0, passed = 0, unsupported = 0, failures = 0;
     double seconds = 0;
@@ -159,27 +161,38 @@ MergeResult merge_records(const std::vector<nlohmann::json>& records) {
   MergeResult m;
   for (size_t i = 0; i < records.size(); ++i) {
     const auto& j = records[i];
-    if (!j.is_object() || j.value("schema", "") != kFuzzSchema)
-      throw InvalidInput("records", fmt::format("record {} is not a {} record", i + 1, kFuzzSchema));
-    try {
-      const std::string type = j.at("type");
-      if (type == "failure") {
-        m.failures.push_back(j);
-        continue;
-      }
-      if (type != "property") continue;  // records of other types pass through
-      Totals& t = totals[{j.at("impl").get<std::string>(), j.at("property").get<std::string>()}];
-      t.cases += j.at("cases").get<int64_t>();
-      t.passed += j.at("passed").get<int64_t>();
-      t.unsupported += j.at("unsupported").get<int64_t>();
-      t.failures += j.at("failed").get<int64_t>();
-      t.seconds += j.at("seconds").get<double>();
-      t.applicable |= j.at("applicable").get<bool>();
-      t.shards.insert({j.at("shard").get<int64_t>(), j.at("shards").get<int64_t>()});
-      t.seeds.insert(j.at("seed").get<uint64_t>());
-    } catch (const nlohmann::json::exception& e) {
-      throw InvalidInput("records", fmt::format("record {}: {}", i + 1, e.what()));
+    const std::string origin = i < origins.size() ? origins[i] : fmt::format("record {}", i + 1);
+    if (!j.is_object() || !j.contains("schema") || j["schema"] != kFuzzSchema)
+      throw InvalidInput("records", fmt::format("{}: not a {} record (field \"schema\")", origin, kFuzzSchema));
+    // A field of the record, of the type it must have; the error names the origin and the field.
+    const auto get = [&](const char* key, auto type_tag) {
+      using T = decltype(type_tag);
+      const auto it = j.find(key);
+      if (it == j.end()) throw InvalidInput("records", fmt::format("{}: field \"{}\" is missing", origin, key));
+      const bool ok = std::is_same_v<T, std::string> ? it->is_string()
+                      : std::is_same_v<T, bool>      ? it->is_boolean()
+                      : std::is_same_v<T, double>    ? it->is_number()
+                      : std::is_same_v<T, uint64_t>  ? it->is_number_unsigned()
+                                                     : it->is_number_integer();
+      if (!ok) throw InvalidInput("records", fmt::format("{}: field \"{}\" is {}", origin, key, dataset::json_excerpt(*it)));
+      return it->template get<T>();
+    };
+    const std::string type = get("type", std::string());
+    if (type == "failure") {
+      m.failures.push_back(j);
+      continue;
     }
+    if (type != "property") continue;  // records of other types pass through
+    ++m.property_records;
+    Totals& t = totals[{get("impl", std::string()), get("property", std::string())}];
+    t.cases += get("cases", int64_t());
+    t.passed += get("passed", int64_t());
+    t.unsupported += get("unsupported", int64_t());
+    t.failures += get("failed", int64_t());
+    t.seconds += get("seconds", double());
+    t.applicable |= get("applicable", bool());
+    t.shards.insert({get("shard", int64_t()), get("shards", int64_t())});
+    t.seeds.insert(get("seed", uint64_t()));
   }
   m.summary = nlohmann::json::array();
   for (const auto& [key, t] : totals) {

@@ -28,6 +28,9 @@ namespace dsa::dataset {
 struct CheckOptions {
   std::optional<double> tolerance;  // absolute, for logits and the selection rule; none: bit-exact
   int max_listed = 10;
+  // The golden ops to judge (e.g. a kernel that implements only decode_topk);
+  // cases of other ops are reported as not run. Empty: every op.
+  std::vector<std::string> ops;
 };
 
 // Judges the outputs a kernel wrote for one case. Every output both sides

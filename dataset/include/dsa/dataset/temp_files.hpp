@@ -23,4 +23,10 @@ void remove_registered_temp_files() noexcept;
 // removed; returns their names (for the run to say so).
 std::vector<std::string> remove_stale_temp_files(const std::string& folder);
 
+// Before any work: `path` can be written as a file (not a folder, and its
+// folder exists and is writable). Throws InvalidInput(argument, ...) naming the path.
+void require_writable_file(const std::string& path, const std::string& argument);
+// The same for a folder a run writes into (created if missing).
+void require_writable_folder(const std::string& folder, const std::string& argument);
+
 }  // namespace dsa::dataset

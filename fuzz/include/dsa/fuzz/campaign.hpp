@@ -160,9 +160,11 @@ struct MergeResult {
   nlohmann::json summary;  // per implementation and property: cases, passed, unsupported, failures, shards
   std::vector<nlohmann::json> failures;
   bool passed = true;
+  int64_t property_records = 0;  // 0: nothing was merged, which is not a pass
 };
-// Throws InvalidInput naming the line for a record that is not of this schema.
-MergeResult merge_records(const std::vector<nlohmann::json>& records);
+// Throws InvalidInput("records") naming the record's origin (origins[i], e.g.
+// "shard-3.jsonl line 12", or "record i") and the field, for a record that is not of this schema.
+MergeResult merge_records(const std::vector<nlohmann::json>& records, const std::vector<std::string>& origins = {});
 std::string format_merge(const MergeResult& m);
 
 // Quotes a word for a POSIX shell (single quotes).
