@@ -15,6 +15,7 @@
 #include "dsa/dataset/json_input.hpp"
 #include "dsa/error.hpp"
 #include "dsa/fuzz/campaign.hpp"
+#include "dsa/fuzz/contract_json.hpp"
 #include "dsa/fuzz/differential.hpp"
 #include "dsa/fuzz/external.hpp"
 #include "dsa/fuzz/implementations.hpp"
@@ -53,7 +54,53 @@ struct FuzzOptions {
   double timeout = 10;
   bool persistent = false;
   std::string keep = "dsa-fuzz-kept";
+  std::string contract;  // a contract file for an external command
+  // Narrowing a campaign (on top of the implementation's contract).
+  std::string profile;
+  std::vector<int32_t> page_sizes;
+  std::vector<std::string> layouts;
+  std::string next_n;
 };
+
+// The implementation's contract narrowed by --profile, --page-size, --layout and --next-n.
+Contract narrowed(Contract c, const FuzzOptions& o) {
+  if (!o.profile.empty()) {
+    find_profile(o.profile);
+    if (!c.profile.empty() && c.profile != o.profile)
+      throw InvalidInput("profile", "'" + o.profile + "', but the implementation's arithmetic is " + c.profile +
+                                        "'s (its contract)");
+    c.profile = o.profile;
+  }
+  const auto intersect = [](auto& have, const auto& want) {
+    if (want.empty()) return;
+    if (have.empty()) {
+      have = want;
+      return;
+    }
+    std::erase_if(have, [&](const auto& v) { return std::find(want.begin(), want.end(), v) == want.end(); });
+  };
+  std::vector<CacheLayout> layouts;
+  for (const std::string& name : o.layouts) layouts.push_back(parse_cache_layout(name));
+  const bool had_layouts = !c.cache_layouts.empty(), had_pages = !c.page_sizes.empty();
+  intersect(c.cache_layouts, layouts);
+  intersect(c.page_sizes, o.page_sizes);
+  if ((had_layouts && !layouts.empty() && c.cache_layouts.empty()) || (had_pages && !o.page_sizes.empty() && c.page_sizes.empty()))
+    throw InvalidInput(c.cache_layouts.empty() && had_layouts ? "layout" : "page-size",
+                       "none of the values given is in the implementation's contract (" + describe(c) + ")");
+  if (!o.next_n.empty()) {
+    int32_t lo = 0, hi = 0;
+    char dash = 0;
+    std::istringstream in(o.next_n);
+    if (!(in >> lo) || lo < 1) throw InvalidInput("next-n", "'" + o.next_n + "' is not N or MIN-MAX (N >= 1)");
+    hi = lo;
+    if (in >> dash) {
+      if (dash != '-' || !(in >> hi) || hi < lo) throw InvalidInput("next-n", "'" + o.next_n + "' is not N or MIN-MAX");
+    }
+    c.min_next_n = std::max(c.min_next_n, lo);
+    c.max_next_n = std::min(c.max_next_n, hi);
+  }
+  return c;
+}
 
 // This program as a shell word, so that printed replay lines run as they are.
 std::string program() {
@@ -184,6 +231,17 @@ int run_fuzz(const FuzzOptions& o) {
     eo.timeout_seconds = o.timeout;
     eo.persistent = o.persistent;
     external = std::make_shared<ExternalCommand>(o.impl.substr(kExternalPrefix.size()), eo);
+    // What it takes: a contract file, else its answer to `describe`, else anything.
+    if (!o.contract.empty()) {
+      std::ifstream in(o.contract);
+      if (!in || std::filesystem::is_directory(o.contract))
+        throw InvalidInput("contract", "cannot read '" + o.contract + "'");
+      const std::string text{std::istreambuf_iterator<char>(in), {}};
+      c.limits.draw = contract_from_json(dataset::parse_json(text, o.contract), o.contract);
+    } else if (const auto declared = external->describe()) {
+      c.limits.draw = contract_from_json(dataset::parse_json(*declared, "the command's describe answer"),
+                                         "the command's describe answer");
+    }
     c.impl = o.impl;
     c.make_impl = [external] { return make_external_ops(external); };
     c.replay_prefix = program() + " fuzz --impl " + shell_quote(o.impl) + external_flags(o);
@@ -191,6 +249,7 @@ int run_fuzz(const FuzzOptions& o) {
     c.on_failure = [external, keep = o.keep](Failure& f) { keep_failed_input(*external, keep, f); };
   } else {
     make_implementation(o.impl);  // an unknown name fails here, before any work
+    c.limits.draw = implementation_contract(o.impl);
     c.impl = o.impl;
     c.make_impl = [name = o.impl] { return make_implementation(name); };
     c.replay_prefix = program() + " fuzz --impl " + shell_quote(o.impl);
@@ -209,6 +268,7 @@ int run_fuzz(const FuzzOptions& o) {
   for (const std::string& p : o.properties)
     for (const std::string& name : split_list(p))
       c.properties.push_back(c.make_against ? find_property_in(against, name).name : find_property(name).name);
+  c.limits.draw = narrowed(c.limits.draw, o);
 
   if (!o.replay.empty()) {
     if (c.properties.size() != 1) throw InvalidInput("property", "--replay needs exactly one --property");
@@ -314,6 +374,13 @@ const Registrar fuzz_registrar("fuzz", 40, [](CLI::App& app) {
   sub->add_flag("--persistent", options->persistent,
                 "External commands: start `COMMAND --persistent` once and exchange length-prefixed safetensors over "
                 "its standard input and output");
+  sub->add_option("--contract", options->contract,
+                  "External commands: a JSON file of what the command takes (docs/fuzzing.md, \"Contracts\"); "
+                  "without it the command's answer to `describe`, if any");
+  sub->add_option("--profile", options->profile, "Draw decode and prefill cases under this profile only");
+  sub->add_option("--page-size", options->page_sizes, "Draw decode caches with these page sizes only (repeat)");
+  sub->add_option("--layout", options->layouts, "Draw decode caches in these layouts only: block_flat, preshuffle, mxfp4");
+  sub->add_option("--next-n", options->next_n, "Rows per decode request: N or MIN-MAX");
   sub->add_option("--keep", options->keep,
                   "External commands: folder where the input of a failed call is kept (empty: none)")
       ->capture_default_str();

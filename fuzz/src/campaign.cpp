@@ -275,10 +275,17 @@ CampaignResult run_campaign(const CampaignOptions& o) {
     return result;
   };
 
+  // A contract nothing can satisfy is a setup error, found before any call.
+  bool any_inside = false;
+  for (const PropertyRun& run : runs) any_inside |= !contract_probes(*run.property, o.limits.draw).empty();
+  if (!any_inside)
+    throw InvalidInput("contract", "no case of any property can be drawn inside the contract " +
+                                       describe(o.limits.draw) + " (with the campaign's --profile, --page-size, "
+                                       "--layout, --next-n)");
   try {
     for (PropertyRun& run : runs) {
       std::unique_ptr<IndexerOps> impl = o.make_impl();
-      run.result.kinds = supported_kinds(*run.property, *impl);
+      run.result.kinds = supported_kinds(*run.property, *impl, o.limits.draw);
       if (run.result.kinds == 0) {
         run.done = true;
         continue;

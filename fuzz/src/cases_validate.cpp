@@ -91,6 +91,7 @@ void validate(const DecodeCase& c) {
   at_least("width_pad", c.width_pad, 0);
   at_least("candidate_block_size", c.candidate_block_size, 1);
   at_least("candidate_slots", c.candidate_slots, 1);
+  at_least("topk", c.topk, 1);
   if (c.requests.empty()) refuse("requests", "a decode case needs at least one request");
   find_profile(c.profile);
   double entries = 0, width = 0;
@@ -116,7 +117,7 @@ void validate(const DecodeCase& c) {
   const double pages = 2 * (entries / c.block_size + double(c.requests.size())) + 1 + c.spare_pages;
   const double table = double(c.requests.size()) * (width / c.block_size + 1 + c.extra_table_pages);
   memory(pages * c.block_size * token_bytes + table * 4 + rows * c.heads * (token_bytes + 4) +
-             rows * (width + double(c.candidate_slots) * c.candidate_block_size) * 4,
+             rows * (width + double(c.candidate_slots) * c.candidate_block_size + c.topk) * 4,
          fmt::format("a decode case of {} rows x {} columns over {} pages of {}", rows, width, pages, c.block_size));
 }
 
@@ -125,6 +126,8 @@ void validate(const PrefillCase& c) {
   at_least("head_dim", c.head_dim, 32);
   if (c.head_dim % 32) refuse("head_dim", fmt::format("{} is not a multiple of 32", c.head_dim));
   at_least("num_k", c.num_k, 0);
+  at_least("candidate_block_size", c.candidate_block_size, 1);
+  at_least("candidate_slots", c.candidate_slots, 1);
   find_profile(c.profile);
   for (size_t r = 0; r < c.rows.size(); ++r) {
     const std::string row = fmt::format("rows[{}]", r);
@@ -134,7 +137,8 @@ void validate(const PrefillCase& c) {
     if (ke > c.num_k) refuse(row, fmt::format("[ks, ke) = [{}, {}) is past num_k = {}", c.rows[r].ks, ke, c.num_k));
   }
   const double rows = double(c.rows.size());
-  memory(rows * double(c.num_k) * 4 + double(c.num_k) * (c.head_dim + 4) + rows * c.heads * (c.head_dim + 4),
+  memory(rows * (double(c.num_k) + double(c.candidate_slots) * c.candidate_block_size) * 4 +
+             double(c.num_k) * (c.head_dim + 4) + rows * c.heads * (c.head_dim + 4),
          fmt::format("a prefill case of {} rows x {} keys", rows, c.num_k));
 }
 

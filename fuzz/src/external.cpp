@@ -402,6 +402,11 @@ std::optional<std::string> ExternalCommand::describe() {
     const auto it = answer.metadata.find("contract");
     if (it != answer.metadata.end()) return it->second;
   } catch (const Unsupported&) {
+  } catch (const Interrupted&) {
+    throw;
+  } catch (const std::runtime_error&) {
+    // A command that does not know `describe` may fail on it: it declares nothing, and its
+    // first real calls say whether it runs at all (setup_error).
   }
   return std::nullopt;
 }

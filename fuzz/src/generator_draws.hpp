@@ -74,13 +74,43 @@ inline rc::Gen<ValueKind> gen_value_kind() {
 
 inline rc::Gen<TailKind> gen_tail() { return pick<TailKind>({{3, TailKind::garbage}, {1, TailKind::neg_inf}}); }
 
-inline rc::Gen<int32_t> gen_k() {
+// The options a contract's list allows (an empty list allows every one);
+// when it allows none of them, the contract's own values.
+template <class T>
+std::vector<std::pair<int, T>> allowed(std::vector<std::pair<int, T>> options, const std::vector<T>& list) {
+  if (list.empty()) return options;
+  std::erase_if(options, [&](const auto& o) { return std::find(list.begin(), list.end(), o.second) == list.end(); });
+  if (!options.empty()) return options;
+  for (const T& v : list) options.emplace_back(1, v);
+  return options;
+}
+
+// next_n options inside [min, max]; the range's ends when none is.
+inline std::vector<std::pair<int, int32_t>> next_n_within(std::vector<std::pair<int, int32_t>> options,
+                                                          const Contract& contract) {
+  std::erase_if(options, [&](const auto& o) { return o.second < contract.min_next_n || o.second > contract.max_next_n; });
+  if (options.empty()) options.emplace_back(1, std::max(contract.min_next_n, 1));
+  return options;
+}
+
+// 2-D lengths that never fall within a request, when the contract says so.
+template <class T>
+void rise(std::vector<T>& row_lens, const Contract& contract) {
+  if (contract.rising_2d_lens) std::sort(row_lens.begin(), row_lens.end());
+}
+
+inline rc::Gen<int32_t> gen_k(const Contract& contract = {}) {
+  if (!contract.k_values.empty()) return pick(allowed<int32_t>({}, contract.k_values));
   return pick_gen<int32_t>({{8, pick<int32_t>({1, 2, 3, 4, 8, 16, 64, 100, 512, 2048})},
                             {2, rc::gen::inRange<int32_t>(1, 2049)}});
 }
 
-// A row's window start: 0 for decode rows, an offset for prefill-like rows.
-inline rc::Gen<int64_t> gen_start() { return pick<int64_t>({{6, 0}, {1, 1}, {1, 5}, {1, 100}, {1, 3000}}); }
+// A row's window start: 0 for decode rows, an offset for prefill-like rows
+// (only 0 for an implementation that takes no row starts).
+inline rc::Gen<int64_t> gen_start(const Contract& contract = {}) {
+  if (!contract.row_starts) return rc::gen::just<int64_t>(0);
+  return pick<int64_t>({{6, 0}, {1, 1}, {1, 5}, {1, 100}, {1, 3000}});
+}
 
 // Scales every length down by the same factor when a case is over its budget.
 inline int64_t scaled(int64_t len, double factor) { return int64_t(std::floor(double(len) * factor)); }
@@ -128,8 +158,14 @@ std::vector<CandidateCase> polish(const CandidateCase& c);
 std::vector<DecodeCase> polish(const DecodeCase& c);
 std::vector<PrefillCase> polish(const PrefillCase& c);
 
+// The polish keeps to the contract: a lower k, a dropped row position or a
+// shorter 2-D length it does not take is never tried.
 template <class Case>
-rc::Gen<Case> polished(rc::Gen<Case> gen) {
-  return rc::gen::shrink(std::move(gen), [](const Case& c) { return rc::seq::fromContainer(polish(c)); });
+rc::Gen<Case> polished(rc::Gen<Case> gen, const Contract& contract) {
+  return rc::gen::shrink(std::move(gen), [contract](const Case& c) {
+    std::vector<Case> candidates = polish(c);
+    std::erase_if(candidates, [&](const Case& d) { return !within(contract, FuzzCase(d)); });
+    return rc::seq::fromContainer(std::move(candidates));
+  });
 }
 }  // namespace dsa::fuzz::detail

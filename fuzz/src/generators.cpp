@@ -57,11 +57,11 @@ rc::Gen<TopkCase> gen_topk_case(const GenLimits& limits) {
   auto row = rc::gen::build<RowDraw>(rc::gen::set(&RowDraw::len, gen_length_draw()),
                                      rc::gen::set(&RowDraw::values, gen_value_kind()),
                                      rc::gen::set(&RowDraw::seed, gen_seed()),
-                                     rc::gen::set(&RowDraw::start, gen_start()));
+                                     rc::gen::set(&RowDraw::start, gen_start(limits.draw)));
   return polished<TopkCase>(rc::gen::exec([limits, row] {
     const std::vector<RowDraw> rows = *gen_list(row, limits.max_rows);
     TopkCase c;
-    c.k = *gen_k();
+    c.k = *gen_k(limits.draw);
     c.tail = *gen_tail();
     c.seed = *gen_seed();
     c.width_pad = *pick<int64_t>({0, 1, 7, 64, 300});
@@ -75,7 +75,7 @@ rc::Gen<TopkCase> gen_topk_case(const GenLimits& limits) {
       for (auto& r : c.rows) r.start = scaled(r.start, f), r.len = scaled(r.len, f);
     }
     return c;
-  }));
+  }), limits.draw);
 }
 
 rc::Gen<CandidateCase> gen_candidate_case(const GenLimits& limits) {
@@ -93,13 +93,17 @@ rc::Gen<CandidateCase> gen_candidate_case(const GenLimits& limits) {
       rc::gen::set(&RequestDraw::row_lens, rc::gen::container<std::vector<LengthDraw>>(kMaxNextN, gen_length_draw())),
       rc::gen::set(&RequestDraw::values, gen_value_kind()), rc::gen::set(&RequestDraw::seed, gen_seed()));
   return polished<CandidateCase>(rc::gen::exec([limits, request] {
+    const Contract& contract = limits.draw;
     const std::vector<RequestDraw> requests = *gen_list(request, limits.max_rows);
     CandidateCase c;
-    c.next_n = *pick<int32_t>({{4, 1}, {3, 2}, {1, 3}, {1, 4}, {1, kMaxNextN}});
-    c.lens_2d = *pick<bool>({false, true});
+    c.next_n = std::min<int32_t>(
+        *pick<int32_t>(next_n_within({{4, 1}, {3, 2}, {1, 3}, {1, 4}, {1, kMaxNextN}}, contract)), kMaxNextN);
+    c.lens_2d = !contract.lens_1d || (contract.lens_2d && *pick<bool>({false, true}));
     c.block_size = *pick<int32_t>({{4, 8}, {2, 1}, {1, 2}, {2, 4}, {2, 16}, {1, 3}});
     c.slots = *pick<int32_t>({{3, 4}, {2, 1}, {2, 2}, {2, 8}, {2, 16}, {1, 64}, {1, 2048}});
-    c.k = *pick_gen<int32_t>({{5, pick<int32_t>({4, 1, 2, 8, 16, 64, 512})}, {1, rc::gen::inRange<int32_t>(1, 600)}});
+    c.k = contract.k_values.empty()
+              ? *pick_gen<int32_t>({{5, pick<int32_t>({4, 1, 2, 8, 16, 64, 512})}, {1, rc::gen::inRange<int32_t>(1, 600)}})
+              : *pick(allowed<int32_t>({}, contract.k_values));
     c.tail = *gen_tail();
     c.source = *pick<CandidateSource>({{2, CandidateSource::selected}, {1, CandidateSource::drawn}});
     c.seed = *gen_seed();
@@ -110,9 +114,10 @@ rc::Gen<CandidateCase> gen_candidate_case(const GenLimits& limits) {
       const RequestDraw& d = requests[b];
       const int64_t around = d.against_capacity ? capacity : c.k;
       CandidateRequest q;
-      if (c.lens_2d)
+      if (c.lens_2d) {
         for (int32_t j = 0; j < c.next_n; ++j) q.row_lens.push_back(d.row_lens[size_t(j)].resolve(around, c.block_size, cap));
-      else
+        rise(q.row_lens, contract);
+      } else
         q.len = d.len.resolve(around, c.block_size, cap);
       q.values = d.values;
       q.seed = d.seed;
@@ -132,7 +137,7 @@ rc::Gen<CandidateCase> gen_candidate_case(const GenLimits& limits) {
       }
     }
     return c;
-  }));
+  }), limits.draw);
 }
 
 }  // namespace dsa::fuzz

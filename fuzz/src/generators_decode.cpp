@@ -40,6 +40,73 @@ bool profile_takes(const std::string& profile, ElementFormat element, CacheLayou
   return known[key] = ok;
 }
 
+std::vector<int32_t> or_default(const std::vector<int32_t>& list, std::vector<int32_t> fallback) {
+  return list.empty() ? fallback : list;
+}
+
+// (H, D) pairs inside the contract that the profile takes for this format.
+std::vector<std::pair<int, std::pair<int32_t, int32_t>>> shapes_of(const Contract& contract, const std::string& profile,
+                                                                    ElementFormat element, CacheLayout layout) {
+  std::vector<std::pair<int, std::pair<int32_t, int32_t>>> shapes;
+  for (int32_t d : or_default(contract.head_dims, {64, 128}))
+    for (int32_t h : or_default(contract.heads, {8, 16, 32, 64}))
+      if (h >= 1 && d >= 32 && d % 32 == 0 && (layout != CacheLayout::preshuffle || d == 128) &&
+          profile_takes(profile, element, layout, h, d))
+        shapes.emplace_back(1, std::make_pair(h, d));
+  return shapes;
+}
+
+// The profiles (the contract's one, or all) that take the format with some (H, D) of the contract.
+std::vector<std::string> profiles_for(const Contract& contract, ElementFormat element, CacheLayout layout) {
+  std::vector<std::string> out;
+  for (const std::string& name : contract.profile.empty() ? profile_names() : std::vector<std::string>{contract.profile})
+    if (find_profile(name).accepts(element) && !shapes_of(contract, name, element, layout).empty()) out.push_back(name);
+  return out;
+}
+
+// `exact` first (the simplest, and three times as likely), then the others.
+std::vector<std::pair<int, std::string>> weighted_profiles(const std::vector<std::string>& names) {
+  std::vector<std::pair<int, std::string>> out;
+  for (const std::string& name : names) out.emplace_back(name == "exact" ? 3 : 1, name);
+  std::stable_partition(out.begin(), out.end(), [](const auto& p) { return p.second == "exact"; });
+  return out;
+}
+
+struct DecodeFormat {
+  ElementFormat element;
+  CacheLayout layout;
+  std::vector<int32_t> page_sizes;    // the contract's page sizes this layout can hold (empty: any)
+  std::vector<std::string> profiles;  // the profiles inside the contract that take it
+};
+
+std::vector<DecodeFormat> decode_formats(const Contract& contract) {
+  std::vector<DecodeFormat> out;
+  for (const auto& [element, layout] : {std::pair{ElementFormat::e4m3fn, CacheLayout::block_flat},
+                                        std::pair{ElementFormat::e4m3fnuz, CacheLayout::block_flat},
+                                        std::pair{ElementFormat::e4m3fnuz, CacheLayout::preshuffle},
+                                        std::pair{ElementFormat::mxfp4, CacheLayout::mxfp4}}) {
+    const auto& layouts = contract.cache_layouts;
+    if (!layouts.empty() && std::find(layouts.begin(), layouts.end(), layout) == layouts.end()) continue;
+    DecodeFormat f{element, layout, contract.page_sizes, {}};
+    std::erase_if(f.page_sizes, [&](int32_t p) { return p < 1 || (layout == CacheLayout::preshuffle && p % 16 != 0); });
+    if (!contract.page_sizes.empty() && f.page_sizes.empty()) continue;
+    f.profiles = profiles_for(contract, element, layout);
+    if (!f.profiles.empty()) out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<std::pair<int, ElementFormat>> prefill_elements(const Contract& contract) {
+  std::vector<std::pair<int, ElementFormat>> out;
+  for (const auto& [weight, element] : {std::pair{2, ElementFormat::e4m3fn}, std::pair{1, ElementFormat::e4m3fnuz}})
+    if (!profiles_for(contract, element, CacheLayout::block_flat).empty()) out.emplace_back(weight, element);
+  return out;
+}
+
+std::vector<std::string> prefill_profiles(const Contract& contract, ElementFormat element) {
+  return profiles_for(contract, element, CacheLayout::block_flat);
+}
+
 }  // namespace
 
 int64_t decode_products(const DecodeCase& c) {
@@ -75,24 +142,36 @@ rc::Gen<DecodeCase> gen_decode_case(const GenLimits& limits, DecodeGenOptions op
       rc::gen::set(&RequestDraw::decode_len_per_mille, rc::gen::resize(kFullSize, rc::gen::inRange<int32_t>(0, 1001))),
       rc::gen::set(&RequestDraw::seed, gen_seed()));
   return polished<DecodeCase>(rc::gen::exec([limits, options, request] {
+    const Contract& contract = limits.draw;
     const std::vector<RequestDraw> requests = *gen_list(request, limits.max_rows);
     DecodeCase c;
-    enum Format { fn_flat, fnuz_flat, fnuz_preshuffle, mxfp4 };
-    const Format format =
-        options.sparse_form ? mxfp4 : *pick<Format>({{4, fn_flat}, {2, fnuz_flat}, {2, fnuz_preshuffle}, {2, mxfp4}});
-    c.element = format == fn_flat ? ElementFormat::e4m3fn
-                : format == mxfp4 ? ElementFormat::mxfp4
-                                  : ElementFormat::e4m3fnuz;
-    c.layout = format == fnuz_preshuffle ? CacheLayout::preshuffle
-               : format == mxfp4         ? CacheLayout::mxfp4
-                                         : CacheLayout::block_flat;
-    c.block_size = format == fnuz_preshuffle ? *pick<int32_t>({16, 32, 64, 256})
-                                             : *pick<int32_t>({{3, 16}, {2, 1}, {1, 2}, {1, 32}, {3, 64}, {1, 256}});
+    // The formats the contract's layouts, page sizes and profile leave (decode_formats), weighted.
+    // The sparse form is MXFP4 under a profile with bf16 logits.
+    std::vector<DecodeFormat> formats = decode_formats(contract);
+    if (options.sparse_form) {
+      std::erase_if(formats, [](const DecodeFormat& f) { return f.layout != CacheLayout::mxfp4; });
+      for (DecodeFormat& f : formats)
+        std::erase_if(f.profiles, [](const std::string& p) { return find_profile(p).logits != Precision::bf16; });
+      std::erase_if(formats, [](const DecodeFormat& f) { return f.profiles.empty(); });
+    }
+    if (formats.empty()) throw std::logic_error("no decode format inside the contract " + describe(contract));
+    std::vector<std::pair<int, size_t>> format_options;
+    for (size_t i = 0; i < formats.size(); ++i)
+      format_options.emplace_back(formats[i].element == ElementFormat::e4m3fn && formats[i].layout == CacheLayout::block_flat ? 2 : 1, i);
+    const DecodeFormat& format = formats[*pick(format_options)];
+    c.element = format.element;
+    c.layout = format.layout;
+    c.block_size = *pick(allowed(format.layout == CacheLayout::preshuffle
+                                     ? std::vector<std::pair<int, int32_t>>{{1, 16}, {1, 32}, {1, 64}, {1, 256}}
+                                     : std::vector<std::pair<int, int32_t>>{{3, 16}, {2, 1}, {1, 2}, {1, 32}, {3, 64}, {1, 256}},
+                                 format.page_sizes));
     c.compress_ratio = *pick<int32_t>({{2, 1}, {1, 4}});
-    c.next_n = *pick<int32_t>({{4, 1}, {3, 2}, {1, 3}, {1, 4}, {1, 6}, {1, 8}});
-    c.padded = options.padded_only || (c.next_n > 1 && *pick<int>({{3, 0}, {1, 1}}) == 1);
+    c.next_n = std::min<int32_t>(
+        *pick<int32_t>(next_n_within({{4, 1}, {3, 2}, {1, 3}, {1, 4}, {1, 6}, {1, 8}}, contract)), kMaxNextN);
+    const bool can_pad = contract.lens_1d && contract.max_next_n >= 2;
+    c.padded = can_pad && (options.padded_only || (c.next_n > 1 && *pick<int>({{3, 0}, {1, 1}}) == 1));
     if (c.padded && c.next_n == 1) c.next_n = 2;
-    c.lens_2d = !c.padded && *pick<bool>({{3, false}, {1, true}});
+    c.lens_2d = !c.padded && (!contract.lens_1d || (contract.lens_2d && *pick<bool>({{3, false}, {1, true}})));
     c.page_table = *pick<PageTableKind>({{1, PageTableKind::contiguous},
                                          {3, PageTableKind::shuffled},
                                          {1, PageTableKind::shared},
@@ -118,25 +197,11 @@ rc::Gen<DecodeCase> gen_decode_case(const GenLimits& limits, DecodeGenOptions op
                                    {1, ScaleKind::mixed}});
     c.weights = *pick<WeightKind>(
         {{5, WeightKind::normal}, {1, WeightKind::extreme}, {1, WeightKind::zero}, {2, WeightKind::positive}});
-    std::vector<std::pair<int, std::string>> profiles;
-    for (const std::string& name : profile_names()) {
-      const Profile& profile = find_profile(name);
-      if (profile.accepts(c.element) && (!options.sparse_form || profile.logits == Precision::bf16))
-        profiles.emplace_back(name == "exact" ? 3 : 1, name);
-    }
-    std::stable_partition(profiles.begin(), profiles.end(), [](const auto& p) { return p.second == "exact"; });
-    if (profiles.empty()) throw std::logic_error("no profile takes the sparse form's MXFP4 with bf16 logits");
-    c.profile = *pick<std::string>(profiles);
-    std::vector<std::pair<int, std::pair<int32_t, int32_t>>> shapes;  // (H, D) the profile takes
-    for (int32_t d : {64, 128})
-      for (int32_t h : {8, 16, 32, 64})
-        if ((format != fnuz_preshuffle || d == 128) && profile_takes(c.profile, c.element, c.layout, h, d))
-          shapes.emplace_back(1, std::make_pair(h, d));
-    if (shapes.empty()) throw std::logic_error("profile " + c.profile + " takes no (H, D) of the fuzzer's");
-    std::tie(c.heads, c.head_dim) = *pick(shapes);
+    c.profile = *pick<std::string>(weighted_profiles(format.profiles));
+    std::tie(c.heads, c.head_dim) = *pick(shapes_of(contract, c.profile, c.element, c.layout));
     c.candidate_block_size = options.sparse_form ? *pick<int32_t>({8, 16, 32, 64}) : *pick<int32_t>({8, 1, 4, 16});
     c.candidate_slots = *pick<int32_t>({4, 1, 2, 16, 64});
-    c.topk = *pick<int32_t>({{3, 8}, {1, 1}, {1, 3}, {2, 32}, {1, 512}});
+    c.topk = *pick<int32_t>(allowed<int32_t>({{3, 8}, {1, 1}, {1, 3}, {2, 32}, {1, 512}}, contract.k_values));
     c.seed = *gen_seed();
 
     const int64_t cap = decode_product_limit(c, limits) / (int64_t(c.heads) * c.head_dim);  // entries of one row
@@ -145,6 +210,7 @@ rc::Gen<DecodeCase> gen_decode_case(const GenLimits& limits, DecodeGenOptions op
       if (c.lens_2d) {
         for (int32_t j = 0; j < c.next_n; ++j)
           q.row_lens.push_back(int32_t(d.row_lens[size_t(j)].resolve(c.next_n, c.block_size, cap)));
+        rise(q.row_lens, contract);
       } else {
         q.tokens = int32_t(d.entries.resolve(c.next_n, c.block_size, cap) * c.compress_ratio +
                            d.extra_tokens % c.compress_ratio);
@@ -162,13 +228,16 @@ rc::Gen<DecodeCase> gen_decode_case(const GenLimits& limits, DecodeGenOptions op
       }
     }
     return c;
-  }));
+  }), limits.draw);
 }
 
 rc::Gen<PrefillCase> gen_prefill_case(const GenLimits& limits) {
   return polished<PrefillCase>(rc::gen::exec([limits] {
+    const Contract& contract = limits.draw;
     PrefillCase c;
-    c.element = *pick<ElementFormat>({{2, ElementFormat::e4m3fn}, {1, ElementFormat::e4m3fnuz}});
+    const std::vector<std::pair<int, ElementFormat>> elements = prefill_elements(contract);
+    if (elements.empty()) throw std::logic_error("no prefill format inside the contract " + describe(contract));
+    c.element = *pick(elements);
     c.q_codes = *pick<CodeKind>({{4, CodeKind::quantized_normal},
                                  {2, CodeKind::few_levels},
                                  {2, CodeKind::random_codes},
@@ -182,24 +251,17 @@ rc::Gen<PrefillCase> gen_prefill_case(const GenLimits& limits) {
     c.k_scales = *pick<ScaleKind>({{4, ScaleKind::quantizer}, {1, ScaleKind::ue8m0}, {1, ScaleKind::tiny},
                                    {1, ScaleKind::huge}, {1, ScaleKind::zero}, {1, ScaleKind::mixed}});
     c.weights = *pick<WeightKind>({{4, WeightKind::normal}, {1, WeightKind::extreme}, {1, WeightKind::positive}});
-    std::vector<std::pair<int, std::string>> profiles;
-    for (const std::string& name : profile_names())
-      if (find_profile(name).accepts(c.element)) profiles.emplace_back(name == "exact" ? 3 : 1, name);
-    std::stable_partition(profiles.begin(), profiles.end(), [](const auto& p) { return p.second == "exact"; });
-    c.profile = *pick<std::string>(profiles);
-    std::vector<std::pair<int, std::pair<int32_t, int32_t>>> shapes;
-    for (int32_t d : {64, 128})
-      for (int32_t h : {8, 16, 32, 64})
-        if (profile_takes(c.profile, c.element, CacheLayout::block_flat, h, d)) shapes.emplace_back(1, std::make_pair(h, d));
-    if (shapes.empty()) throw std::logic_error("profile " + c.profile + " takes no (H, D) of the fuzzer's");
-    std::tie(c.heads, c.head_dim) = *pick(shapes);
+    c.profile = *pick<std::string>(weighted_profiles(prefill_profiles(contract, c.element)));
+    std::tie(c.heads, c.head_dim) = *pick(shapes_of(contract, c.profile, c.element, CacheLayout::block_flat));
     c.seed = *gen_seed();
     const bool model = c.profile != "exact";
     const int64_t cap =
         (model ? limits.model_products : limits.exact_products) / (int64_t(c.heads) * c.head_dim);
     auto row = rc::gen::exec([=] {
       PrefillRow r;
-      r.ks = *pick_gen<int64_t>({{3, rc::gen::just<int64_t>(0)}, {1, rc::gen::inRange<int64_t>(0, 300)}});
+      r.ks = contract.row_starts
+                 ? *pick_gen<int64_t>({{3, rc::gen::just<int64_t>(0)}, {1, rc::gen::inRange<int64_t>(0, 300)}})
+                 : 0;
       r.len = *gen_length(64, 64, cap);
       r.seed = *gen_seed();
       return r;
@@ -217,7 +279,7 @@ rc::Gen<PrefillCase> gen_prefill_case(const GenLimits& limits) {
     }
     c.num_k = num_k + *pick<int64_t>({0, 1, 37});
     return c;
-  }));
+  }), limits.draw);
 }
 
 }  // namespace dsa::fuzz

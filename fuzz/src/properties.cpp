@@ -246,8 +246,47 @@ Outcome check_case(const Property& property, IndexerOps& impl, const FuzzCase& c
 }
 
 KindMask supported_kinds(const Property& property, IndexerOps& impl) {
+  return supported_kinds(property, impl, Contract{});
+}
+
+namespace {
+
+// Whether the property's generator can draw a case of the probe's kind inside
+// the contract: a probe may fit where no format, profile or (H, D) of the
+// generator's does (the generator then throws, which a campaign would take for
+// a failure and shrink without end). Drawing a case builds no arrays.
+bool drawable(const Property& property, const Contract& contract, const FuzzCase& probe) {
+  GenLimits limits;
+  limits.draw = contract;
+  try {
+    property.gen(limits, kind_bit(probe))(rc::Random(), 0).value();
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+std::vector<FuzzCase> contract_probes(const Property& property, const Contract& contract) {
+  std::vector<FuzzCase> out;
+  for (const FuzzCase& probe : property.probes()) {
+    FuzzCase c = fitted(contract, probe);
+    if (!within(contract, c)) continue;
+    try {
+      validate_case(c);
+    } catch (const InvalidInput&) {
+      continue;  // e.g. the contract's profile does not take the heads it allows
+    }
+    if (!drawable(property, contract, c)) continue;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+KindMask supported_kinds(const Property& property, IndexerOps& impl, const Contract& contract) {
   KindMask mask = 0;
-  for (const FuzzCase& c : property.probes())
+  for (const FuzzCase& c : contract_probes(property, contract))
     if (check_case(property, impl, c).verdict != Verdict::unsupported) mask |= kind_bit(c);
   return mask;
 }

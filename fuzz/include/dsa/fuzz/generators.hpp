@@ -9,6 +9,7 @@
 
 #include <rapidcheck.h>
 
+#include "dsa/contract.hpp"
 #include "dsa/fuzz/cases.hpp"
 
 namespace dsa::fuzz {
@@ -18,7 +19,21 @@ struct GenLimits {
   int64_t logits_elements = 1 << 20;  // rows x width of a top-k or candidate case
   int64_t exact_products = 1 << 24;   // sum over rows of L_r * H * D under the `exact` profile
   int64_t model_products = 1 << 21;   // the same under a matrix-unit model (each product is emulated)
+  // What the implementation under test takes (its contract, narrowed by the
+  // campaign's --profile, --page-size, --layout, --next-n): every case is drawn
+  // and shrunk inside it. Its ops are not read here (they decide which
+  // properties apply); every other clause that is empty or at its default takes anything.
+  Contract draw;
 };
+
+// Whether a case lies inside the contract's clauses (ops aside): k, next_n,
+// 1-D/2-D lengths and their rise, row starts, layouts, page sizes, heads,
+// head dims and the profile.
+bool within(const Contract& contract, const FuzzCase& c);
+// A fixed case (a property's probe) moved inside the contract: each clause it
+// breaks replaced by the contract's first value. The result may still be
+// outside it when nothing fits (check within()).
+FuzzCase fitted(const Contract& contract, FuzzCase c);
 
 rc::Gen<TopkCase> gen_topk_case(const GenLimits& limits = {});
 rc::Gen<CandidateCase> gen_candidate_case(const GenLimits& limits = {});

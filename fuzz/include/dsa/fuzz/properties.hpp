@@ -64,5 +64,10 @@ Outcome check_case(const Property& property, IndexerOps& impl, const FuzzCase& c
 
 // The kinds of `property` that `impl` takes (its probes not Unsupported); 0: none.
 KindMask supported_kinds(const Property& property, IndexerOps& impl);
+// The same inside a contract: each probe moved inside it (generators.hpp,
+// fitted); a kind whose probe cannot be (or cannot be built there) is never drawn.
+KindMask supported_kinds(const Property& property, IndexerOps& impl, const Contract& contract);
+// The property's probes inside the contract (those that fit and build).
+std::vector<FuzzCase> contract_probes(const Property& property, const Contract& contract);
 
 }  // namespace dsa::fuzz
