@@ -18,6 +18,7 @@
 #include "dsa/dataset/safetensors.hpp"
 #include "dsa/fuzz/campaign.hpp"
 #include "dsa/fuzz/external.hpp"
+#include "dsa/fuzz/properties.hpp"
 #include "test_support.hpp"
 
 namespace dsa::fuzz {
@@ -154,6 +155,33 @@ TEST(FuzzExternalRobustness, UnsupportedToEverythingChecksNothingAndIsNoPass) {
   r = test::run_cli("fuzz --impl " + impl + " --cases 2 --quiet --allow-empty", s.env());
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("NOTHING WAS CHECKED"), std::string::npos) << r.output;
+}
+
+// Persistent mode: a command that dies in the middle of a call is a failure of
+// that case, and it is started again for the next one.
+TEST(FuzzExternalRobustness, APersistentCommandThatDiesIsAFailureAndIsRestarted) {
+  const Scratch s;
+  ExternalOptions eo;
+  eo.persistent = true;
+  eo.timeout_seconds = 5;
+  auto command = std::make_shared<ExternalCommand>("/usr/bin/python3 " + script("persistent_crash.py"), eo);
+  auto ops = make_external_ops(command);
+  TopkCase c;
+  c.k = 2;
+  c.rows = {{0, 5, ValueKind::normal, 1}};
+  const Property& p = find_property(property::kTopkAgrees);
+  EXPECT_EQ(check_case(p, *ops, c).verdict, Verdict::unsupported);  // its first answer
+  const Outcome died = check_case(p, *ops, c);                      // the second request kills it
+  EXPECT_EQ(died.verdict, Verdict::fail);
+  EXPECT_NE(died.message.find("was killed by signal 9"), std::string::npos) << died.message;
+  EXPECT_NE(died.message.find("giving up on request 2"), std::string::npos) << died.message;
+  EXPECT_EQ(check_case(p, *ops, c).verdict, Verdict::unsupported);  // a fresh process answers again
+  EXPECT_EQ(command->stats().starts, 2);
+  EXPECT_EQ(command->stats().failed, 1);
+  const std::string folder = command->folder();
+  ops.reset();
+  command.reset();
+  EXPECT_FALSE(fs::exists(folder));  // the persistent process ended, its folder removed
 }
 
 // SIGTERM and SIGINT: children killed, the summary so far printed and written, temporary folders gone.

@@ -61,6 +61,22 @@ TEST(FuzzExternal, TheNumpyTopkPassesAndItsOffByOneTwinIsCaughtAndShrunk) {
   EXPECT_NE(p.failure->replay.find("numpy_topk_wrong.py"), std::string::npos);
 }
 
+TEST(FuzzExternal, TheNumpyTopkPassesInPersistentModeStartedOnce) {
+  const std::string python = python_with_numpy();
+  if (python.empty()) GTEST_SKIP() << "no python3 with numpy";
+  ExternalOptions eo;
+  eo.persistent = true;
+  auto command = std::make_shared<ExternalCommand>(python + " " + example("numpy_topk.py"), eo);
+  CampaignOptions o = external_campaign("", 8);
+  o.make_impl = [command] { return make_external_ops(command); };
+  const CampaignResult r = run_campaign(o);
+  EXPECT_FALSE(r.properties[0].failure) << format_failure(*r.properties[0].failure);
+  EXPECT_EQ(r.properties[0].passed, 8);
+  EXPECT_EQ(command->stats().starts, 1);
+  // It declares what it takes.
+  EXPECT_NE(command->describe().value_or("").find("topk"), std::string::npos);
+}
+
 TEST(FuzzExternal, ExitStatusThreeIsUnsupportedAndNeverAPass) {
   // `sh -c CMD` takes the appended --in/--out as its own $0 and $1.
   const CampaignResult r = run_campaign(external_campaign("sh -c 'exit 3'", 3));

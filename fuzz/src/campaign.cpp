@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <ostream>
@@ -80,15 +81,23 @@ std::string replay_command(const CampaignOptions& o, const std::string& property
   return fmt::format("{} --property {} --replay {}", o.replay_prefix, property, shell_quote(to_json(c).dump()));
 }
 
-// What groups equal failures: the shrunk case's shape and the message's first
-// line with its numbers blanked (rows, values and counts differ between draws of one bug).
+// What groups equal failures: the shrunk case's kind and the message's first
+// line with its numbers blanked (rows, values and counts differ between draws
+// of one bug), but a count of 0 kept: "missing 0, extra #" and "missing #,
+// extra 0" are two bugs.
 std::string failure_signature(const FuzzCase& shrunk, const std::string& message) {
-  std::string first = message.substr(0, message.find('\n'));
+  const std::string first = message.substr(0, message.find('\n'));
   std::string blanked;
-  for (char ch : first) {
-    const bool digit = ch >= '0' && ch <= '9';
-    if (!digit) blanked += ch;
-    else if (blanked.empty() || blanked.back() != '#') blanked += '#';
+  for (size_t i = 0; i < first.size();) {
+    if (!std::isdigit(static_cast<unsigned char>(first[i]))) {
+      blanked += first[i++];
+      continue;
+    }
+    size_t end = i;
+    while (end < first.size() && (std::isdigit(static_cast<unsigned char>(first[end])) || first[end] == '.')) ++end;
+    const std::string number = first.substr(i, end - i);
+    blanked += number.find_first_not_of("0.") == std::string::npos ? "0" : "#";
+    i = end;
   }
   return kind_name(shrunk) + " | " + blanked;
 }
