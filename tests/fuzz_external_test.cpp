@@ -174,8 +174,17 @@ TEST(FuzzExternal, EveryRequestIsAGoldenCaseTheReferenceAnswers) {
   o.limits.exact_products = 1 << 18;
   o.limits.model_products = 1 << 16;
   o.replay_prefix = "dsa-oracle fuzz";
+  // The ops the golden schema has no form for (the padding moves, the prefill
+  // compact logits, the SM100 sparse steps) are unsupported through the exchange.
+  const std::set<std::string> no_golden_form = {property::kPaddingRoundTrip,      property::kPrefillCompactEqualsDense,
+                                                property::kSkipDecodeFillAgrees,  property::kSparseBlocksAgree,
+                                                property::kSparseLogitsAgree,     property::kSparseTopkAgrees};
   const CampaignResult r = run_campaign(o);
   for (const auto& p : r.properties) {
+    if (no_golden_form.contains(p.property)) {
+      EXPECT_FALSE(p.applicable()) << p.property;
+      continue;
+    }
     EXPECT_TRUE(p.applicable()) << p.property;
     EXPECT_FALSE(p.failure) << format_failure(*p.failure);
     EXPECT_EQ(p.passed, o.cases) << p.property;
@@ -228,7 +237,9 @@ TEST(FuzzExternal, KeptRequestsFeedReferenceAndCheckAsTheyAre) {
   std::set<std::string> ops;
   for (const auto& entry : std::filesystem::directory_iterator(dir / "requests")) {
     const dataset::Safetensors request = dataset::read_safetensors(entry.path().string());
-    const std::string op = request.meta("op"), profile = request.meta("profile");
+    // Selection-only requests carry no profile; `reference` takes any for them.
+    const std::string op = request.meta("op");
+    const std::string profile = request.metadata.contains("profile") ? request.meta("profile") : "exact";
     if (!ops.insert(op).second) continue;
     EXPECT_EQ(request.meta("schema"), "dsa-oracle/golden/1");
     const std::string golden = (dir / (op + ".golden.safetensors")).string();
