@@ -238,9 +238,17 @@ int run_fuzz(const FuzzOptions& o) {
         throw InvalidInput("contract", "cannot read '" + o.contract + "'");
       const std::string text{std::istreambuf_iterator<char>(in), {}};
       c.limits.draw = contract_from_json(dataset::parse_json(text, o.contract), o.contract);
-    } else if (const auto declared = external->describe()) {
-      c.limits.draw = contract_from_json(dataset::parse_json(*declared, "the command's describe answer"),
-                                         "the command's describe answer");
+    } else {
+      std::optional<std::string> declared;
+      try {
+        declared = external->describe();
+      } catch (const Interrupted&) {
+        // A signal while the command is asked for its contract: the campaign
+        // below stops before its first call and prints and writes what ran (nothing).
+      }
+      if (declared)
+        c.limits.draw = contract_from_json(dataset::parse_json(*declared, "the command's describe answer"),
+                                           "the command's describe answer");
     }
     c.impl = o.impl;
     c.make_impl = [external] { return make_external_ops(external); };
