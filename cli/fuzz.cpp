@@ -41,6 +41,7 @@ struct FuzzOptions {
   double seconds = 0;
   int64_t cases = 0;
   int32_t batch = 10;
+  double shrink_seconds = CampaignOptions{}.shrink_seconds;
   double mutant_seconds = 60;
   bool all_properties = false;
   std::string replay;
@@ -264,6 +265,8 @@ int run_fuzz(const FuzzOptions& o) {
   }
   if (!o.against.empty()) {
     make_implementation(o.against);
+    // Each case goes to both: drawn inside both contracts.
+    c.limits.draw = both(c.limits.draw, implementation_contract(o.against), o.impl, o.against);
     c.against = o.against;
     c.make_against = [name = o.against] { return make_implementation(name); };
     c.against_options.ties_legal = o.against_ties == "legal";
@@ -311,6 +314,8 @@ int run_fuzz(const FuzzOptions& o) {
   c.cases = o.cases;
   if (c.seconds <= 0 && c.cases <= 0) c.seconds = 60;
   c.batch_cases = o.batch;
+  if (!(o.shrink_seconds > 0)) throw InvalidInput("shrink-seconds", "must be positive");
+  c.shrink_seconds = o.shrink_seconds;
   c.keep_going = o.keep_going;
   c.progress = o.quiet ? nullptr : &std::cerr;
   JsonLines out(o.out);  // writable, checked before any work
@@ -362,6 +367,9 @@ const Registrar fuzz_registrar("fuzz", 40, [](CLI::App& app) {
   sub->add_option("--cases", options->cases, "Cases per property (this shard)");
   sub->add_option("--batch", options->batch, "Cases per RapidCheck run (one seed each)")
       ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  sub->add_option("--shrink-seconds", options->shrink_seconds,
+                  "Longest time one failure is shrunk (kept within --seconds; a failure found at its end gets up to 2 s)")
       ->capture_default_str();
   sub->add_option("--mutant-seconds", options->mutant_seconds, "Budget of each mutant in the table")
       ->capture_default_str();

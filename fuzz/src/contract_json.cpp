@@ -71,6 +71,8 @@ Contract contract_from_json(const json& j, const std::string& origin) {
         c.head_dims = int_list(v, origin, key);
       } else if (key == "k_values") {
         c.k_values = int_list(v, origin, key);
+      } else if (key == "candidate_block_sizes") {
+        c.candidate_block_sizes = int_list(v, origin, key);
       } else if (key == "row_starts") {
         c.row_starts = flag(v, origin, key);
       } else if (key == "lens_1d") {
@@ -81,7 +83,8 @@ Contract contract_from_json(const json& j, const std::string& origin) {
         c.rising_2d_lens = flag(v, origin, key);
       } else {
         refuse(origin, excerpt(key), "is not a clause of a contract (ops, profile, cache_layouts, page_sizes, min_next_n, "
-                                     "max_next_n, heads, head_dims, k_values, row_starts, lens_1d, lens_2d, rising_2d_lens)");
+                                     "max_next_n, heads, head_dims, k_values, candidate_block_sizes, row_starts, lens_1d, "
+                                     "lens_2d, rising_2d_lens)");
       }
     } catch (const InvalidInput& e) {
       if (e.argument() == "contract") throw;
@@ -102,6 +105,7 @@ json contract_to_json(const Contract& c) {
   return {{"ops", ops},           {"profile", c.profile},       {"cache_layouts", layouts},
           {"page_sizes", c.page_sizes}, {"min_next_n", c.min_next_n}, {"max_next_n", c.max_next_n},
           {"heads", c.heads},     {"head_dims", c.head_dims},   {"k_values", c.k_values},
+          {"candidate_block_sizes", c.candidate_block_sizes},
           {"row_starts", c.row_starts}, {"lens_1d", c.lens_1d},  {"lens_2d", c.lens_2d},
           {"rising_2d_lens", c.rising_2d_lens}};
 }

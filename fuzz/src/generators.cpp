@@ -99,7 +99,8 @@ rc::Gen<CandidateCase> gen_candidate_case(const GenLimits& limits) {
     c.next_n = std::min<int32_t>(
         *pick<int32_t>(next_n_within({{4, 1}, {3, 2}, {1, 3}, {1, 4}, {1, kMaxNextN}}, contract)), kMaxNextN);
     c.lens_2d = !contract.lens_1d || (contract.lens_2d && *pick<bool>({false, true}));
-    c.block_size = *pick<int32_t>({{4, 8}, {2, 1}, {1, 2}, {2, 4}, {2, 16}, {1, 3}});
+    c.block_size =
+        *pick(allowed<int32_t>({{4, 8}, {2, 1}, {1, 2}, {2, 4}, {2, 16}, {1, 3}}, contract.candidate_block_sizes));
     c.slots = *pick<int32_t>({{3, 4}, {2, 1}, {2, 2}, {2, 8}, {2, 16}, {1, 64}, {1, 2048}});
     c.k = contract.k_values.empty()
               ? *pick_gen<int32_t>({{5, pick<int32_t>({4, 1, 2, 8, 16, 64, 512})}, {1, rc::gen::inRange<int32_t>(1, 600)}})

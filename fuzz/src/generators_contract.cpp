@@ -29,6 +29,7 @@ bool within_case(const Contract& k, const TopkCase& c) {
 
 bool within_case(const Contract& k, const CandidateCase& c) {
   if (!allows(k.k_values, c.k) || !next_n_inside(k, c.next_n)) return false;
+  if (!allows(k.candidate_block_sizes, c.block_size)) return false;
   if (c.lens_2d ? !k.lens_2d : !k.lens_1d) return false;
   if (c.lens_2d && k.rising_2d_lens)
     for (const auto& q : c.requests)
@@ -40,6 +41,7 @@ bool within_case(const Contract& k, const DecodeCase& c) {
   if (!next_n_inside(k, c.next_n) || (c.lens_2d ? !k.lens_2d : !k.lens_1d) || !allows(k.k_values, c.topk)) return false;
   if (!allows(k.cache_layouts, c.layout) || !allows(k.page_sizes, c.block_size)) return false;
   if (!allows(k.heads, c.heads) || !allows(k.head_dims, c.head_dim)) return false;
+  if (!allows(k.candidate_block_sizes, c.candidate_block_size)) return false;
   if (!k.profile.empty() && c.profile != k.profile) return false;
   if (c.lens_2d && k.rising_2d_lens)
     for (const auto& q : c.requests)
@@ -49,6 +51,7 @@ bool within_case(const Contract& k, const DecodeCase& c) {
 
 bool within_case(const Contract& k, const PrefillCase& c) {
   if (!allows(k.heads, c.heads) || !allows(k.head_dims, c.head_dim)) return false;
+  if (!allows(k.candidate_block_sizes, c.candidate_block_size)) return false;
   if (!k.profile.empty() && c.profile != k.profile) return false;
   if (!k.row_starts)
     for (const auto& r : c.rows)
@@ -69,6 +72,7 @@ void fit_case(const Contract& k, TopkCase& c) {
 
 void fit_case(const Contract& k, CandidateCase& c) {
   c.k = first_or(k.k_values, c.k);
+  c.block_size = first_or(k.candidate_block_sizes, c.block_size);
   if (!next_n_inside(k, c.next_n)) c.next_n = std::max(k.min_next_n, 1);
   if (c.lens_2d ? !k.lens_2d : !k.lens_1d) c.lens_2d = !c.lens_2d;
   for (auto& q : c.requests) {
@@ -90,6 +94,7 @@ void fit_case(const Contract& k, DecodeCase& c) {
   c.heads = first_or(k.heads, c.heads);
   c.head_dim = first_or(k.head_dims, c.head_dim);
   c.topk = first_or(k.k_values, c.topk);
+  c.candidate_block_size = first_or(k.candidate_block_sizes, c.candidate_block_size);
   if (!next_n_inside(k, c.next_n)) c.next_n = std::max(k.min_next_n, c.padded ? 2 : 1);
   if (c.padded && !k.lens_1d) c.padded = false;
   if (c.lens_2d ? !k.lens_2d : !k.lens_1d) c.lens_2d = !c.lens_2d;
@@ -106,6 +111,7 @@ void fit_case(const Contract& k, PrefillCase& c) {
     c.element = c.element == ElementFormat::e4m3fn ? ElementFormat::e4m3fnuz : ElementFormat::e4m3fn;
   c.heads = first_or(k.heads, c.heads);
   c.head_dim = first_or(k.head_dims, c.head_dim);
+  c.candidate_block_size = first_or(k.candidate_block_sizes, c.candidate_block_size);
   if (!k.row_starts)
     for (auto& r : c.rows) r.ks = 0;
   int64_t num_k = c.num_k;

@@ -199,7 +199,10 @@ rc::Gen<DecodeCase> gen_decode_case(const GenLimits& limits, DecodeGenOptions op
         {{5, WeightKind::normal}, {1, WeightKind::extreme}, {1, WeightKind::zero}, {2, WeightKind::positive}});
     c.profile = *pick<std::string>(weighted_profiles(format.profiles));
     std::tie(c.heads, c.head_dim) = *pick(shapes_of(contract, c.profile, c.element, c.layout));
-    c.candidate_block_size = options.sparse_form ? *pick<int32_t>({8, 16, 32, 64}) : *pick<int32_t>({8, 1, 4, 16});
+    c.candidate_block_size = *pick(allowed<int32_t>(options.sparse_form
+                                                         ? std::vector<std::pair<int, int32_t>>{{1, 8}, {1, 16}, {1, 32}, {1, 64}}
+                                                         : std::vector<std::pair<int, int32_t>>{{1, 8}, {1, 1}, {1, 4}, {1, 16}},
+                                                     contract.candidate_block_sizes));
     c.candidate_slots = *pick<int32_t>({4, 1, 2, 16, 64});
     c.topk = *pick<int32_t>(allowed<int32_t>({{3, 8}, {1, 1}, {1, 3}, {2, 32}, {1, 512}}, contract.k_values));
     c.seed = *gen_seed();
@@ -268,7 +271,7 @@ rc::Gen<PrefillCase> gen_prefill_case(const GenLimits& limits) {
     });
     c.rows = *gen_list(row, 16);
     // After the rows, so that a shrink drops rows before it tries these (each try runs the whole case).
-    c.candidate_block_size = *pick<int32_t>({8, 1, 4, 16});
+    c.candidate_block_size = *pick(allowed<int32_t>({{1, 8}, {1, 1}, {1, 4}, {1, 16}}, contract.candidate_block_sizes));
     c.candidate_slots = *pick<int32_t>({4, 1, 2, 16, 64});
     int64_t work = 0, num_k = 0;
     for (const auto& r : c.rows) work += r.len, num_k = std::max(num_k, r.ks + r.len);

@@ -75,6 +75,7 @@ std::vector<Implementation> build_table() {
     c.max_next_n = 4;  // next_n * H <= 256 (one copy of a request's Q)
     c.heads = {32, 64};
     c.head_dims = {64, 128};
+    c.candidate_block_sizes = {8, 16, 32, 64};  // the compact kernel stages whole candidate blocks
     const bool accurate = v == cuda::Sm90Variant::accurate;
     table.push_back(entry(accurate ? "cuda_sm90_accurate" : "cuda_sm90",
                           accurate ? "SM90 logits kernels (wgmma e4m3), each k32 step promoted to fp32: dense, compact, "
@@ -115,6 +116,9 @@ std::vector<Implementation> build_table() {
     c.cache_layouts = {CacheLayout::mxfp4};
     c.heads = {32, 64};
     c.head_dims = {64, 128};
+    // Sparse blocks of 8 or 16 entries (the largest dividing the candidate block), pages a multiple of them.
+    c.candidate_block_sizes = {8, 16, 32, 64};
+    c.page_sizes = {16, 32, 64, 256};
     table.push_back(entry("cuda_sm100_sparse_logits",
                           "SM100 sparse backend: bf16 sparse logits of an MXFP4 cache on block-scaled tcgen05 "
                           "(kind::mxf4), sm_100a only: built and SASS-checked, never run (no B200 here)",

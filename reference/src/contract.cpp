@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "dsa/error.hpp"
+
 namespace dsa {
 namespace {
 
@@ -68,6 +70,12 @@ std::string Contract::refusal_k(int32_t k) const {
   return {};
 }
 
+std::string Contract::refusal_candidate_block(int32_t block_size) const {
+  if (!allows(candidate_block_sizes, block_size))
+    return "candidate blocks of " + std::to_string(block_size) + " entries (takes " + list(candidate_block_sizes) + ")";
+  return {};
+}
+
 std::string describe(const Contract& c) {
   std::vector<std::string> parts;
   std::string ops;
@@ -81,6 +89,7 @@ std::string describe(const Contract& c) {
   if (!c.heads.empty()) parts.push_back("heads: " + list(c.heads));
   if (!c.head_dims.empty()) parts.push_back("head dims: " + list(c.head_dims));
   if (!c.k_values.empty()) parts.push_back("k: " + list(c.k_values));
+  if (!c.candidate_block_sizes.empty()) parts.push_back("candidate blocks of: " + list(c.candidate_block_sizes));
   if (!c.row_starts) parts.push_back("ks = 0 only");
   if (!c.lens_1d) parts.push_back("2-D lengths only");
   if (!c.lens_2d) parts.push_back("1-D lengths only");
@@ -88,6 +97,57 @@ std::string describe(const Contract& c) {
   std::string s;
   for (const auto& p : parts) s += (s.empty() ? "" : "; ") + p;
   return s;
+}
+
+namespace {
+
+// The values both lists take (an empty list takes any); throws naming `clause` when they share none.
+template <class T>
+std::vector<T> common(const std::vector<T>& a, const std::vector<T>& b, const char* clause, const std::string& a_name,
+                      const std::string& b_name) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  std::vector<T> out;
+  for (const T& v : a)
+    if (std::find(b.begin(), b.end(), v) != b.end()) out.push_back(v);
+  if (out.empty())
+    throw InvalidInput("contract", std::string("no case both ") + a_name + " and " + b_name + " take: no " + clause +
+                                       " in common (" + a_name + " takes " + list(a) + ", " + b_name + " takes " +
+                                       list(b) + ")");
+  return out;
+}
+
+}  // namespace
+
+Contract both(const Contract& a, const Contract& b, const std::string& a_name, const std::string& b_name) {
+  Contract c;
+  for (const Op op : a.ops)
+    if (b.takes(op)) c.ops.insert(op);
+  if (!a.profile.empty() && !b.profile.empty() && a.profile != b.profile)
+    throw InvalidInput("contract", "no case both " + a_name + " and " + b_name + " take: " + a_name +
+                                       " computes the arithmetic of profile " + a.profile + ", " + b_name + " that of " +
+                                       b.profile);
+  c.profile = a.profile.empty() ? b.profile : a.profile;
+  c.cache_layouts = common(a.cache_layouts, b.cache_layouts, "cache layout", a_name, b_name);
+  c.page_sizes = common(a.page_sizes, b.page_sizes, "page size", a_name, b_name);
+  c.heads = common(a.heads, b.heads, "head count", a_name, b_name);
+  c.head_dims = common(a.head_dims, b.head_dims, "head dim", a_name, b_name);
+  c.k_values = common(a.k_values, b.k_values, "k", a_name, b_name);
+  c.candidate_block_sizes = common(a.candidate_block_sizes, b.candidate_block_sizes, "candidate block size", a_name, b_name);
+  c.min_next_n = std::max(a.min_next_n, b.min_next_n);
+  c.max_next_n = std::min(a.max_next_n, b.max_next_n);
+  if (c.min_next_n > c.max_next_n)
+    throw InvalidInput("contract", "no case both " + a_name + " and " + b_name + " take: no next_n in common (" +
+                                       std::to_string(a.min_next_n) + " to " + std::to_string(a.max_next_n) + ", " +
+                                       std::to_string(b.min_next_n) + " to " + std::to_string(b.max_next_n) + ")");
+  c.row_starts = a.row_starts && b.row_starts;
+  c.lens_1d = a.lens_1d && b.lens_1d;
+  c.lens_2d = a.lens_2d && b.lens_2d;
+  if (!c.lens_1d && !c.lens_2d)
+    throw InvalidInput("contract", "no case both " + a_name + " and " + b_name +
+                                       " take: one takes only 1-D decode lengths, the other only 2-D");
+  c.rising_2d_lens = a.rising_2d_lens || b.rising_2d_lens;
+  return c;
 }
 
 }  // namespace dsa

@@ -33,6 +33,8 @@ struct Contract {
   std::vector<int32_t> heads;      // H
   std::vector<int32_t> head_dims;  // D
   std::vector<int32_t> k_values;   // the top-k sizes k it takes (SGLang's indexer top-k: {2048})
+  // Entries per candidate block of the candidate ops (the SM90 compact kernel stages 8 to 64).
+  std::vector<int32_t> candidate_block_sizes;
   bool row_starts = true;          // prefill rows with ks > 0
   bool lens_1d = true;             // decode seq_lens [B] (one length per request)
   bool lens_2d = true;             // decode seq_lens [B, next_n] (one length per row)
@@ -50,9 +52,17 @@ struct Contract {
   std::string refusal(const DecodeProblem& problem) const;
   std::string refusal(const PrefillProblem& problem) const;
   std::string refusal_k(int32_t k) const;
+  std::string refusal_candidate_block(int32_t block_size) const;
 };
 
 // "any" or the list, for reports.
 std::string describe(const Contract& contract);
+
+// The calls both contracts take (a differential run, `fuzz --against`, gives
+// each case to two implementations): the shared ops, each list's common
+// values, the tighter next_n range and flags. Throws InvalidInput("contract",
+// ...) naming the clause when they share no value of it (`a_name` and
+// `b_name` name the two in the message).
+Contract both(const Contract& a, const Contract& b, const std::string& a_name, const std::string& b_name);
 
 }  // namespace dsa
