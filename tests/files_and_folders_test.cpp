@@ -26,15 +26,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class Scratch {
+class FolderScratch {
 public:
-  Scratch() {
+  FolderScratch() {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     root_ = fs::temp_directory_path() / ("dsa_files_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
     fs::remove_all(root_);
     fs::create_directories(root_);
   }
-  ~Scratch() {
+  ~FolderScratch() {
     std::error_code ignored;
     fs::remove_all(root_, ignored);
   }
@@ -47,13 +47,13 @@ private:
 const fs::path kEdge = fs::path(test::source_dir()) / "data" / "golden" / "exact" / "edge";
 
 // A copy of the committed edge set: its golden files double as the outputs of a perfect kernel.
-fs::path copy_edge(const Scratch& s, const std::string& name) {
+fs::path copy_edge(const FolderScratch& s, const std::string& name) {
   fs::copy(kEdge, s / name, fs::copy_options::recursive);
   return s / name;
 }
 
 TEST(FilesAndFolders, AFolderWhereACaseFileGoesIsNamedAndTheRestIsJudged) {
-  const Scratch s;
+  const FolderScratch s;
   const fs::path golden = copy_edge(s, "golden"), outputs = copy_edge(s, "outputs");
   fs::remove(outputs / "edge_01_ties.safetensors");
   fs::create_directory(outputs / "edge_01_ties.safetensors");
@@ -74,7 +74,7 @@ TEST(FilesAndFolders, AFolderWhereACaseFileGoesIsNamedAndTheRestIsJudged) {
 }
 
 TEST(FilesAndFolders, OutputsAreCheckedWritableBeforeAnyWork) {
-  const Scratch s;
+  const FolderScratch s;
   const std::string in = (kEdge / "edge_00_short_rows.safetensors").string();
   test::CliRun r = test::run_cli("reference --op decode_topk --profile exact --in " + in + " --out " +
                                  (s / "no_such_folder" / "x.safetensors").string());
@@ -91,7 +91,7 @@ TEST(FilesAndFolders, OutputsAreCheckedWritableBeforeAnyWork) {
 }
 
 TEST(FilesAndFolders, StaleTemporaryFilesAreRemovedAndNamed) {
-  const Scratch s;
+  const FolderScratch s;
   // A PID no process has (the kernel's limit is below 2^22).
   const fs::path stale = s / ".x.safetensors.tmp.9999999";
   std::ofstream(stale) << "half a file";
@@ -113,7 +113,7 @@ TEST(FilesAndFolders, StaleTemporaryFilesAreRemovedAndNamed) {
 }
 
 TEST(FilesAndFolders, AManifestWhoseOpDisagreesWithItsFileIsRefused) {
-  const Scratch s;
+  const FolderScratch s;
   const fs::path golden = copy_edge(s, "golden");
   std::ifstream in(golden / "manifest.json");
   std::string text{std::istreambuf_iterator<char>(in), {}};
@@ -138,7 +138,7 @@ TEST(FilesAndFolders, CheckOpsJudgesOnlyThoseAndReportsTheOthersNotRun) {
 }
 
 TEST(FilesAndFolders, FuzzMergeNamesTheFileTheLineAndTheField) {
-  const Scratch s;
+  const FolderScratch s;
   std::ofstream(s / "a.jsonl") << R"({"schema":"dsa-oracle/fuzz/1","type":"campaign"})" << "\n"
                                << R"({"schema":"dsa-oracle/fuzz/1","type":"property","impl":"x","property":"p","cases":"7"})"
                                << "\n";
