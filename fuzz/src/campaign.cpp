@@ -123,16 +123,16 @@ std::optional<Failure> run_batch(const CampaignOptions& o, PropertyRun& run, Clo
   PropertyResult& r = run.result;
   const rc::Gen<FuzzCase> gen = run.gen;
   auto body = [&] {
+    // Out of time, the rest of the batch draws nothing either: drawing a case
+    // costs time too, and a turn's overrun is taken from the properties after it.
+    if (state.interrupted || stop_requested() || (!state.failing && Clock::now() > deadline)) return;
+    // Past the shrink budget a candidate counts as passing: the smallest failure so far stays.
+    if (state.failing && (state.shrink_steps >= o.shrink_steps || Clock::now() > state.shrink_until)) return;
     const FuzzCase c = *gen;
-    if (state.interrupted || stop_requested()) return;
     if (state.failing) {
-      // Past the budget a shrink candidate counts as passing: the smallest failure so far stays.
-      if (state.shrink_steps >= o.shrink_steps || Clock::now() > state.shrink_until) return;
       ++state.shrink_steps;
       progress.update(fmt::format("{}: {} shrinking, step {}, {} rows x {} columns", o.impl, property.name,
                                   state.shrink_steps, case_size(c).rows, case_size(c).max_visible));
-    } else if (Clock::now() > deadline) {
-      return;  // out of time: the rest of the batch runs nothing
     }
     Outcome outcome;
     try {
