@@ -200,15 +200,26 @@ TEST(FuzzExternalRobustness, SignalsStopACampaignCleanly) {
       std::ofstream(s.path("contract.json")) << R"({"ops": ["topk"]})";
       contract = " --contract " + s.path("contract.json").string();
     }
-    const std::string log = s.path("log").string(), pids = s.pids().string();
-    // A shell of its own runs the campaign in the background, waits for the command's PIDs, then signals it.
-    const std::string line =
-        "env " + s.env() + " " + std::string(DSA_CLI_PATH) + " fuzz --impl " +
-        shell_quote("external:sh " + script("hang.sh")) + contract +
-        " --property topk_agrees --cases 100 --timeout 60 --quiet --out " + s.path("r.jsonl").string() + " > " + log +
-        " 2>&1 & pid=$!; i=0; while [ ! -s " + pids + " ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i+1)); done; kill -" +
-        signal_name + " $pid; wait $pid";
-    const int status = std::system(("sh -c " + shell_quote(line)).c_str());
+    const std::string log = s.path("log").string();
+    // `exec`: the signal goes to the campaign itself, started with this process's signal dispositions
+    // (a shell's background job would start with SIGINT ignored, which the program keeps).
+    const std::string line = "exec env " + s.env() + " " + std::string(DSA_CLI_PATH) + " fuzz --impl " +
+                             shell_quote("external:sh " + script("hang.sh")) + contract +
+                             " --property topk_agrees --cases 100 --timeout 60 --quiet --out " +
+                             s.path("r.jsonl").string() + " > " + log + " 2>&1";
+    const pid_t child = ::fork();
+    if (child == 0) {
+      ::execl("/bin/sh", "sh", "-c", line.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ASSERT_GT(child, 0);
+    // Once the command has started (it lists its PIDs), the campaign is inside a call.
+    const auto until = Clock::now() + std::chrono::seconds(10);
+    while ((!fs::exists(s.pids()) || fs::file_size(s.pids()) == 0) && Clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ::kill(child, signal_name == "TERM" ? SIGTERM : SIGINT);
+    int status = 0;
+    ::waitpid(child, &status, 0);
     std::ifstream log_in(log);
     std::stringstream output;
     output << log_in.rdbuf();
