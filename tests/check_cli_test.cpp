@@ -35,12 +35,12 @@ void write_outputs(const std::string& golden, const std::string& outputs,
 class CheckCli : public ::testing::Test {
 protected:
   void SetUp() override {
-    const CliRun r = run_cli("golden --preset edge --out '" + golden_ + "'", dir_);
+    const CliRun r = run_cli("golden --preset edge --out '" + golden_ + "'");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     ASSERT_TRUE(fs::exists(golden_ + "/manifest.json"));
   }
   CliRun check(const std::string& outputs, const std::string& extra = {}) {
-    return run_cli("check --golden '" + golden_ + "' --outputs '" + outputs + "' " + extra, dir_);
+    return run_cli("check --golden '" + golden_ + "' --outputs '" + outputs + "' " + extra);
   }
   TempDir dir_;
   const std::string golden_ = dir_ / "golden";
@@ -126,12 +126,12 @@ TEST_F(CheckCli, MissingOrTruncatedOutputsAreBadInput) {
 }
 
 TEST_F(CheckCli, UsageAndMissingManifest) {
-  EXPECT_EQ(run_cli("check --golden '" + (dir_ / "nowhere") + "' --outputs '" + golden_ + "'", dir_).exit_code, 2);
-  const CliRun r = run_cli("golden --preset nope --out '" + (dir_ / "x") + "'", dir_);
+  EXPECT_EQ(run_cli("check --golden '" + (dir_ / "nowhere") + "' --outputs '" + golden_ + "'").exit_code, 2);
+  const CliRun r = run_cli("golden --preset nope --out '" + (dir_ / "x") + "'");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("unknown preset 'nope'"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(dir_ / "x"));
-  EXPECT_EQ(run_cli("check --golden '" + golden_ + "'", dir_).exit_code, 2);  // --outputs is required
+  EXPECT_EQ(run_cli("check --golden '" + golden_ + "'").exit_code, 2);  // --outputs is required
 }
 
 }  // namespace

@@ -165,19 +165,19 @@ TEST(CheckImpl, SparseStagesOfTheSm100Case) {
 TEST(CheckImplCli, ExitCodesAndStatements) {
   TempDir dir;
   const std::string prefill = "--golden '" + committed("exact/prefill") + "'";
-  CliRun r = run_cli("check --impl reference " + prefill, dir);
+  CliRun r = run_cli("check --impl reference " + prefill);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("1 passed, 0 failed, 0 bad input, 0 not run"), std::string::npos) << r.output;
 
-  r = run_cli("check --impl cpu_compact_candidates " + prefill, dir);  // takes neither prefill stage
+  r = run_cli("check --impl cpu_compact_candidates " + prefill);  // takes neither prefill stage
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("not run"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("nothing was checked"), std::string::npos) << r.output;
 
-  EXPECT_EQ(run_cli("check " + prefill, dir).exit_code, 2);  // neither --impl nor --outputs
-  r = run_cli("check --impl reference --outputs '" + dir.path().string() + "' " + prefill, dir);
+  EXPECT_EQ(run_cli("check " + prefill).exit_code, 2);  // neither --impl nor --outputs
+  r = run_cli("check --impl reference --outputs '" + dir.path().string() + "' " + prefill);
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  r = run_cli("check --impl no_such_impl " + prefill, dir);
+  r = run_cli("check --impl no_such_impl " + prefill);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("known: reference"), std::string::npos) << r.output;
 }
@@ -185,10 +185,10 @@ TEST(CheckImplCli, ExitCodesAndStatements) {
 // `run --impl`: the step's ops an implementation takes, judged against the brute force.
 TEST(RunImplCli, RunsTheOpsItTakesAndRefusesToPassWithNone) {
   TempDir dir;
-  CliRun r = run_cli("run --impl cpu_persistent_topk --rows 2 --context 3000", dir);
+  CliRun r = run_cli("run --impl cpu_persistent_topk --rows 2 --context 3000");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("cpu_persistent_topk (topk)"), std::string::npos) << r.output;
-  r = run_cli("run --impl cpu_compact_candidates --rows 1 --context 3000", dir);
+  r = run_cli("run --impl cpu_compact_candidates --rows 1 --context 3000");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("nothing checked"), std::string::npos) << r.output;
 }
@@ -197,7 +197,7 @@ TEST(RunImplCli, RunsTheOpsItTakesAndRefusesToPassWithNone) {
 // one line per op it takes, judged against the reference; one that cannot run here is skipped with why.
 TEST(RunImplCli, EveryImplementationOfTheTableGetsALine) {
   TempDir dir;
-  const CliRun r = run_cli("run --rows 1 --context 3000", dir);
+  const CliRun r = run_cli("run --rows 1 --context 3000");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   const auto line_of = [&](const std::string& name) {
     const size_t at = r.output.find("\n" + name + " ");

@@ -11,6 +11,8 @@
 #include <sstream>
 #include <string>
 
+#include "build_paths.hpp"
+
 namespace dsa::test {
 
 struct CliRun {
@@ -23,7 +25,7 @@ inline CliRun run_cli(const std::string& args, const std::string& env = "") {
   static std::atomic<int> counter{0};
   const auto log = std::filesystem::temp_directory_path() /
                    ("dsa_cli_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + ".log");
-  const std::string command = env + (env.empty() ? "" : " ") + std::string(DSA_CLI_PATH) + " " + args + " > " +
+  const std::string command = env + (env.empty() ? "" : " ") + "'" + std::string(DSA_CLI_PATH) + "' " + args + " > " +
                               log.string() + " 2>&1";
   const int status = std::system(command.c_str());
   std::ifstream in(log);

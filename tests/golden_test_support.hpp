@@ -17,6 +17,7 @@
 #include "dsa/dataset/presets.hpp"
 #include "dsa/dataset/safetensors.hpp"
 #include "dsa/error.hpp"
+#include "cli_test_support.hpp"
 #include "test_support.hpp"
 
 namespace dsa::golden_test {
@@ -51,20 +52,8 @@ inline std::string committed(const std::string& set) {
   return (fs::path(source_dir()) / "data" / "golden" / set).string();
 }
 
-struct CliRun {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
-
-// `dsa-oracle ARGS` (shell text), its output logged in DIR.
-inline CliRun run_cli(const std::string& args, const TempDir& dir) {
-  const std::string log = dir / "cli.log";
-  const std::string command = "'" + std::string(DSA_CLI_PATH) + "' " + args + " > '" + log + "' 2>&1";
-  const int status = std::system(command.c_str());
-  std::ifstream in(log);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-          std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>())};
-}
+using ::dsa::test::CliRun;
+using ::dsa::test::run_cli;
 
 inline std::vector<uint8_t> read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -30,7 +30,7 @@ namespace dsa::mma {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::run_cli;
+using testing::mma_check;
 using testing::write_temp;
 
 struct KnownDump {
@@ -235,16 +235,6 @@ TEST(MmaDumps, AHeaderCountWhoseSizeWrapsIsRefused) {
   fs::remove(q);
 }
 
-int run_cli_output(const std::string& args, std::string& output) {
-  const fs::path log = fs::temp_directory_path() / ("dsa_mma_cli_" + std::to_string(::getpid()) + ".txt");
-  const std::string command = std::string("'") + DSA_CLI_PATH + "' mma-check " + args + " >'" + log.string() + "' 2>&1";
-  const int status = std::system(command.c_str());
-  std::ifstream in(log);
-  output.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  fs::remove(log);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 TEST(MmaDumps, ZeroRecordsCheckNothingAndDoNotPass) {
   // A header that says 0 records, and an empty headerless file.
   const fs::path headered = write_temp("zero_records.bin", header_bytes("sm90_wgmma_e4m3", 0, 64, 8, 32, 0));
@@ -256,13 +246,16 @@ TEST(MmaDumps, ZeroRecordsCheckNothingAndDoNotPass) {
     EXPECT_TRUE(r->checked_nothing());
     EXPECT_FALSE(r->passed());
   }
-  std::string out;
-  EXPECT_EQ(1, run_cli_output("'" + headered.string() + "'", out));
-  EXPECT_NE(out.find("checked nothing"), std::string::npos) << out;
-  EXPECT_EQ(1, run_cli_output("--json --model sm90_mma_sync_e4m3 '" + headerless.string() + "'", out));
-  EXPECT_NE(out.find("\"files_that_checked_nothing\""), std::string::npos) << out;
-  EXPECT_EQ(0, run_cli_output("--allow-empty '" + headered.string() + "'", out)) << out;
-  EXPECT_EQ(0, run_cli_output("--allow-empty --model sm90_mma_sync_e4m3 '" + headerless.string() + "'", out)) << out;
+  test::CliRun run = test::run_cli("mma-check '" + headered.string() + "'");
+  EXPECT_EQ(1, run.exit_code);
+  EXPECT_NE(run.output.find("checked nothing"), std::string::npos) << run.output;
+  run = test::run_cli("mma-check --json --model sm90_mma_sync_e4m3 '" + headerless.string() + "'");
+  EXPECT_EQ(1, run.exit_code);
+  EXPECT_NE(run.output.find("\"files_that_checked_nothing\""), std::string::npos) << run.output;
+  run = test::run_cli("mma-check --allow-empty '" + headered.string() + "'");
+  EXPECT_EQ(0, run.exit_code) << run.output;
+  run = test::run_cli("mma-check --allow-empty --model sm90_mma_sync_e4m3 '" + headerless.string() + "'");
+  EXPECT_EQ(0, run.exit_code) << run.output;
   fs::remove(headered);
   fs::remove(headerless);
 }
@@ -270,15 +263,15 @@ TEST(MmaDumps, ZeroRecordsCheckNothingAndDoNotPass) {
 TEST(MmaCheckCommand, ExitCodes) {
   DSA_SKIP_WITHOUT_SHARED_DATA();
   const std::string dump = (shared_dir() / "h200_mma_sync_m16n8k32_e4m3.bin").string();
-  EXPECT_EQ(0, run_cli("--model sm90_mma_sync_e4m3 '" + dump + "'"));
-  EXPECT_EQ(2, run_cli("--model no_such_model '" + dump + "'"));
-  EXPECT_EQ(2, run_cli("--model sm90_wgmma_e4m3 '" + dump + "'"));  // 1792-byte records are not wgmma's
+  EXPECT_EQ(0, mma_check("--model sm90_mma_sync_e4m3 '" + dump + "'"));
+  EXPECT_EQ(2, mma_check("--model no_such_model '" + dump + "'"));
+  EXPECT_EQ(2, mma_check("--model sm90_wgmma_e4m3 '" + dump + "'"));  // 1792-byte records are not wgmma's
   auto bytes = read_bytes(dump);
   bytes.resize(1792 * 4);
   bytes[1792 + 512 + 256 + 512] ^= 0x80;  // negate D[0][0] of record 1
   const fs::path p = write_temp("cli_flipped.bin", bytes);
-  EXPECT_EQ(1, run_cli("--model sm90_mma_sync_e4m3 '" + p.string() + "'"));
-  EXPECT_EQ(1, run_cli("--json --model sm90_mma_sync_e4m3 '" + p.string() + "'"));
+  EXPECT_EQ(1, mma_check("--model sm90_mma_sync_e4m3 '" + p.string() + "'"));
+  EXPECT_EQ(1, mma_check("--json --model sm90_mma_sync_e4m3 '" + p.string() + "'"));
   fs::remove(p);
 }
 

@@ -28,7 +28,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::kMxf4;
-using testing::run_cli;
+using testing::mma_check;
 using testing::write_temp;
 
 constexpr int kM = 64, kN = 8, kK = 64;
@@ -140,14 +140,14 @@ TEST(Mxf4Dumps, HandWorkedRecordsMatchAndAWrongDIsReported) {
   EXPECT_EQ(0x41bfffffu, r.mismatches[0].expected_bits);
   EXPECT_EQ(std::bit_cast<uint32_t>(24.0f), r.mismatches[0].got_bits);
   EXPECT_EQ(kM * kN, r.by_mode.at(0).matched);
-  EXPECT_EQ(1, run_cli("--model sm100_tcgen05_mxf4_k64 '" + p.string() + "'"));
+  EXPECT_EQ(1, mma_check("--model sm100_tcgen05_mxf4_k64 '" + p.string() + "'"));
   // The first record alone passes.
   bytes.resize(6548);
   const fs::path one = write_temp("one.bin", bytes);
   EXPECT_TRUE(check_dump(one.string(), kMxf4, DumpFormat::single).passed());
-  EXPECT_EQ(0, run_cli("--model sm100_tcgen05_mxf4_k64 '" + one.string() + "'"));
+  EXPECT_EQ(0, mma_check("--model sm100_tcgen05_mxf4_k64 '" + one.string() + "'"));
   // Its size is not a whole number of fp8 tcgen05 records (6404 bytes).
-  EXPECT_EQ(2, run_cli("--model sm100_tcgen05_f8f6f4_e4m3 '" + one.string() + "'"));
+  EXPECT_EQ(2, mma_check("--model sm100_tcgen05_f8f6f4_e4m3 '" + one.string() + "'"));
   fs::remove(p);
   fs::remove(one);
 }
@@ -190,7 +190,7 @@ TEST(Mxf4Dumps, WithOurHeaderScaleDZeroIgnoresC) {
   const DumpCheck c = check_dump(p.string(), std::nullopt, std::nullopt);
   EXPECT_EQ(kMxf4, c.model);
   EXPECT_TRUE(c.passed()) << c.total.matched << " of " << c.total.total;
-  EXPECT_EQ(0, run_cli("'" + p.string() + "'"));
+  EXPECT_EQ(0, mma_check("'" + p.string() + "'"));
   fs::remove(p);
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "build_paths.hpp"
+#include "cli_test_support.hpp"
 #include "dsa/formats.hpp"
 #include "dsa/mma/models.hpp"
 #include "test_values.hpp"
@@ -34,12 +35,8 @@ inline std::filesystem::path write_temp(const std::string& name, const std::vect
   return p;
 }
 
-// The exit code of `dsa-oracle mma-check ARGS` (shell text), its output dropped.
-inline int run_cli(const std::string& args) {
-  const std::string command = std::string("'") + DSA_CLI_PATH + "' mma-check " + args + " >/dev/null 2>&1";
-  const int status = std::system(command.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+// The exit code of `dsa-oracle mma-check ARGS` (shell text).
+inline int mma_check(const std::string& args) { return ::dsa::test::run_cli("mma-check " + args).exit_code; }
 
 // The bits of a float, for messages and for telling +0 from -0.
 inline uint32_t bits(float v) { return std::bit_cast<uint32_t>(v); }

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "dsa/dataset/safetensors.hpp"
+#include "cli_test_support.hpp"
 #include "test_support.hpp"
 
 namespace dsa {
@@ -19,21 +20,8 @@ namespace {
 namespace fs = std::filesystem;
 using dataset::Safetensors;
 
-struct CliRun {
-  int exit_code;
-  std::string output;
-};
-
-CliRun run_cli(const std::string& args) {
-  const fs::path log = fs::temp_directory_path() / ("dsa_reference_cli_" + std::to_string(::getpid()) + ".log");
-  const std::string command = std::string(DSA_CLI_PATH) + " " + args + " > " + log.string() + " 2>&1";
-  const int status = std::system(command.c_str());
-  std::ifstream in(log);
-  std::stringstream text;
-  text << in.rdbuf();
-  fs::remove(log);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text.str()};
-}
+using test::CliRun;
+using test::run_cli;
 
 std::vector<uint8_t> file_bytes(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

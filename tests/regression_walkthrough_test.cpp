@@ -34,14 +34,13 @@ TEST(RegressionWalkthrough, TheReorderedNumpyKernelKeepsItsTopkAndTheReportShows
 
   // 1. The old version's baseline.
   const CliRun recorded = run_cli("golden --record --impl " + kernel("numpy_indexer.py") + " --in '" + (dir / "in") +
-                                      "' --out '" + (dir / "base") + "' --version v1",
-                                  dir);
+                                      "' --out '" + (dir / "base") + "' --version v1");
   ASSERT_EQ(recorded.exit_code, 0) << recorded.output;
   EXPECT_NE(recorded.output.find("1 of 1 cases recorded"), std::string::npos) << recorded.output;
   EXPECT_EQ(read_json(dir / "base/baseline.json")["baseline"]["version"], "v1");
 
   // 2. The same version passes its baseline bit for bit.
-  const CliRun same = run_cli("check --baseline '" + (dir / "base") + "' --impl " + kernel("numpy_indexer.py"), dir);
+  const CliRun same = run_cli("check --baseline '" + (dir / "base") + "' --impl " + kernel("numpy_indexer.py"));
   EXPECT_EQ(same.exit_code, 0) << same.output;
   EXPECT_NE(same.output.find("no numerics report"), std::string::npos) << same.output;
 
@@ -49,8 +48,7 @@ TEST(RegressionWalkthrough, TheReorderedNumpyKernelKeepsItsTopkAndTheReportShows
   const CliRun reordered =
       run_cli("check --baseline '" + (dir / "base") + "' --impl " + kernel("numpy_indexer_reordered.py") +
                   " --json '" + (dir / "report.json") + "' --numerics-json '" + (dir / "numerics.json") + "' --svg '" +
-                  (dir / "ulps.svg") + "'",
-              dir);
+                  (dir / "ulps.svg") + "'");
   EXPECT_EQ(reordered.exit_code, 1) << reordered.output;
   EXPECT_NE(reordered.output.find("the change moved the worst error from"), std::string::npos) << reordered.output;
   const nlohmann::json report = read_json(dir / "report.json");
@@ -76,7 +74,7 @@ TEST(RegressionWalkthrough, TheReorderedNumpyKernelKeepsItsTopkAndTheReportShows
   EXPECT_NE(plot.find("baseline"), std::string::npos);
 
   // 4. A kernel that fails every call fails (wrong in-process kernels: tests/baseline_test.cpp).
-  const CliRun broken = run_cli("check --baseline '" + (dir / "base") + "' --impl 'external:sh -c \"exit 1\"'", dir);
+  const CliRun broken = run_cli("check --baseline '" + (dir / "base") + "' --impl 'external:sh -c \"exit 1\"'");
   EXPECT_EQ(broken.exit_code, 1) << broken.output;
 }
 
