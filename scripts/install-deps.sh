@@ -14,7 +14,7 @@ packages=(
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   libeigen3-dev libcli11-dev nlohmann-json3-dev libfmt-dev libssl-dev zlib1g-dev
   libomp-dev
-  clang-19 lld-19 llvm-19 rocm-device-libs libamdhip64-dev
+  clang-19 lld-19 llvm-19 libclang-rt-19-dev rocm-device-libs libamdhip64-dev
   python3 python3-numpy python3-dev pybind11-dev python3-pybind11 python3-pytest
 )
 if [ "${DSA_WITH_TORCH:-0}" = 1 ]; then packages+=(python3-torch); fi

@@ -5,6 +5,8 @@
 # ctest (the GoogleTest suite, the pytest suite of python/tests and the
 # install test): once in that Release build, once more under AddressSanitizer
 # and UndefinedBehaviorSanitizer (set DSA_SKIP_SANITIZERS=1 to skip that part).
+# Then the libFuzzer harnesses of the readers, a few seconds each
+# (scripts/fuzz-harnesses.sh; DSA_SKIP_FUZZ_HARNESSES=1 skips them).
 # Each phase prints its wall time, so a slow CI says where its time went.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,5 +40,10 @@ if [ "${DSA_SKIP_SANITIZERS:-0}" != 1 ]; then
   phase "ASan + UBSan tests"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     DSA_SANITIZED=1 ctest --test-dir build-sanitize -j"$jobs" --output-on-failure --timeout 1200
+fi
+
+if [ "${DSA_SKIP_FUZZ_HARNESSES:-0}" != 1 ]; then
+  phase "libFuzzer harnesses (clang-19, ASan + UBSan: build, then each harness for a fixed time)"
+  bash scripts/fuzz-harnesses.sh
 fi
 phase "done (total $SECONDS s)"
