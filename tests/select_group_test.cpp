@@ -19,8 +19,8 @@ namespace {
 
 using twins_testing::RowKind;
 
-using Warp32 = Shape<32, 64, 8>;   // a tile of 512, a cache of 1024
-using Wave64 = Shape<64, 128, 4>;  // a tile of 512
+using GroupWarp32 = Shape<32, 64, 8>;   // a tile of 512, a cache of 1024
+using GroupWave64 = Shape<64, 128, 4>;  // a tile of 512
 
 template <class S>
 void check_group(const std::vector<int64_t>& lens, int64_t width, RowKind kind, int k, int group, uint64_t seed,
@@ -53,24 +53,24 @@ TEST(SelectGroup, EveryRowKindInGroupsOfOneToFourAtWarp32) {
   const std::vector<int64_t> lens = {0, 1, 65, 511, 513, 1500, 2600};
   uint64_t seed = 1;
   for (const RowKind kind : twins_testing::kAllRowKinds) {
-    check_group<Warp32>(lens, 2600, kind, 64, 1 + int(seed % 4), seed);
+    check_group<GroupWarp32>(lens, 2600, kind, 64, 1 + int(seed % 4), seed);
     ++seed;
   }
-  check_group<Warp32>(lens, 2600, RowKind::quantized, 700, 3, seed++);
-  check_group<Warp32>(lens, 2600, RowKind::normal, 1, 2, seed++);
+  check_group<GroupWarp32>(lens, 2600, RowKind::quantized, 700, 3, seed++);
+  check_group<GroupWarp32>(lens, 2600, RowKind::normal, 1, 2, seed++);
 }
 
 TEST(SelectGroup, EveryRowKindAtWave64) {
   const std::vector<int64_t> lens = {0, 7, 1025, 2100};
   uint64_t seed = 100;
   for (const RowKind kind : twins_testing::kAllRowKinds) {
-    check_group<Wave64>(lens, 2100, kind, 100, 1 + int(seed % 3), seed);
+    check_group<GroupWave64>(lens, 2100, kind, 100, 1 + int(seed % 3), seed);
     ++seed;
   }
-  check_group<Wave64>(lens, 2100, RowKind::minus_inf_heavy, 500, 2, seed++);
+  check_group<GroupWave64>(lens, 2100, RowKind::minus_inf_heavy, 500, 2, seed++);
 }
 
-TEST(SelectGroup, RowsStartingAtAnOffset) { check_group<Warp32>({5, 700, 1200}, 1300, RowKind::normal, 50, 2, 7, 37); }
+TEST(SelectGroup, RowsStartingAtAnOffset) { check_group<GroupWarp32>({5, 700, 1200}, 1300, RowKind::normal, 50, 2, 7, 37); }
 
 TEST(SelectGroup, GroupSizeFillsIdleBlocksAndTheCache) {
   using common::select::choose_group;
