@@ -250,6 +250,9 @@ int run_fuzz(const FuzzOptions& o) {
       if (declared)
         c.limits.draw = contract_from_json(dataset::parse_json(*declared, "the command's describe answer"),
                                            "the command's describe answer");
+      else if (!external->describe_failure().empty() && !o.quiet)
+        std::cerr << "note: no contract declared (its `describe` call: " << external->describe_failure()
+                  << "); every draw is offered to it. Give one with --contract FILE.\n";
     }
     c.impl = o.impl;
     c.make_impl = [external] { return make_external_ops(external); };

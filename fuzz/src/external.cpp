@@ -404,9 +404,11 @@ std::optional<std::string> ExternalCommand::describe() {
   } catch (const Unsupported&) {
   } catch (const Interrupted&) {
     throw;
-  } catch (const std::runtime_error&) {
+  } catch (const std::runtime_error& e) {
     // A command that does not know `describe` may fail on it: it declares nothing, and its
     // first real calls say whether it runs at all (setup_error).
+    const std::string what = e.what();
+    describe_failure_ = what.substr(0, what.find('\n'));
   }
   return std::nullopt;
 }

@@ -74,6 +74,9 @@ public:
   dataset::Safetensors call(const dataset::Safetensors& request);
   // The contract the command declares (the JSON text), if it answers `describe`.
   std::optional<std::string> describe();
+  // Why the last describe() declared nothing, when its call failed (a command that does not
+  // know `describe` may exit non-zero on it; one that hangs on it cost the whole timeout).
+  const std::string& describe_failure() const { return describe_failure_; }
 
   const ExternalStats& stats() const { return stats_; }
   // A setup error: on its first call of every op it was given, the command
@@ -96,6 +99,7 @@ private:
   bool owns_dir_ = false;
   std::unique_ptr<Server> server_;
   ExternalStats stats_;
+  std::string describe_failure_;
   std::vector<uint8_t> last_failed_;
 };
 
