@@ -5,11 +5,11 @@
 # sanitizer report, an exception other than InvalidInput, a leak, a timeout)
 # fails the script; the input that found it is left in build-fuzz/artifacts/.
 #
-#   scripts/fuzz-harnesses.sh                       # CI: 6 s per harness
+#   scripts/fuzz-harnesses.sh                       # CI: 10 s per harness
 #   DSA_FUZZ_SECONDS=3600 scripts/fuzz-harnesses.sh safetensors golden_case   # an hour each
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds="${DSA_FUZZ_SECONDS:-6}"
+seconds="${DSA_FUZZ_SECONDS:-10}"
 harnesses=("$@")
 ((${#harnesses[@]})) || harnesses=(safetensors golden_case npy npz dump replay)
 
