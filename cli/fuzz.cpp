@@ -21,7 +21,9 @@
 #include "dsa/fuzz/implementations.hpp"
 #include "dsa/fuzz/interrupt.hpp"
 #include "dsa/fuzz/mutants.hpp"
+#include "dsa/input_file.hpp"
 #include "dsa/optimized/implementations.hpp"
+#include "option_checks.hpp"
 #include "signals.hpp"
 
 namespace dsa::cli {
@@ -234,10 +236,7 @@ int run_fuzz(const FuzzOptions& o) {
     external = std::make_shared<ExternalCommand>(o.impl.substr(kExternalPrefix.size()), eo);
     // What it takes: a contract file, else its answer to `describe`, else anything.
     if (!o.contract.empty()) {
-      std::ifstream in(o.contract);
-      if (!in || std::filesystem::is_directory(o.contract))
-        throw InvalidInput("contract", "cannot read '" + o.contract + "'");
-      const std::string text{std::istreambuf_iterator<char>(in), {}};
+      const std::string text = read_input_text(o.contract, "contract");
       c.limits.draw = contract_from_json(dataset::parse_json(text, o.contract), o.contract);
     } else {
       std::optional<std::string> declared;
@@ -260,6 +259,9 @@ int run_fuzz(const FuzzOptions& o) {
     c.setup_error = [external] { return external->setup_error(); };
     c.on_failure = [external, keep = o.keep](Failure& f) { keep_failed_input(*external, keep, f); };
   } else {
+    // The external command's options would be ignored: say so rather than run without them.
+    if (!o.contract.empty()) throw InvalidInput("contract", "applies to external commands only (--impl external:COMMAND)");
+    if (o.persistent) throw InvalidInput("persistent", "applies to external commands only (--impl external:COMMAND)");
     make_implementation(o.impl);  // an unknown name fails here, before any work
     c.limits.draw = implementation_contract(o.impl);
     c.impl = o.impl;
@@ -366,15 +368,18 @@ const Registrar fuzz_registrar("fuzz", 40, [](CLI::App& app) {
                   "--against: against_logits and against_selections)");
   sub->add_option("--seed", options->seed, "Seed of the campaign")->capture_default_str();
   sub->add_option("--shard", options->shard, "This machine's share i/n of the seed space")->capture_default_str();
-  sub->add_option("--seconds", options->seconds, "Time budget of the whole campaign (default 60 without --cases)");
-  sub->add_option("--cases", options->cases, "Cases per property (this shard)");
+  sub->add_option("--seconds", options->seconds, "Time budget of the whole campaign (default 60 without --cases)")
+      ->check(positive_seconds());
+  sub->add_option("--cases", options->cases, "Cases per property (this shard)")->check(at_least(1));
   sub->add_option("--batch", options->batch, "Cases per RapidCheck run (one seed each)")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   sub->add_option("--shrink-seconds", options->shrink_seconds,
                   "Longest time one failure is shrunk (kept within --seconds; a failure found at its end gets up to 2 s)")
+      ->check(positive_seconds())
       ->capture_default_str();
   sub->add_option("--mutant-seconds", options->mutant_seconds, "Budget of each mutant in the table")
+      ->check(positive_seconds())
       ->capture_default_str();
   sub->add_flag("--all-properties", options->all_properties, "Mutant table: run every property, not only the killer");
   sub->add_option("--replay", options->replay, "Replay one case (the JSON a failure printed) of one --property");
@@ -388,7 +393,7 @@ const Registrar fuzz_registrar("fuzz", 40, [](CLI::App& app) {
   sub->add_option("--timeout", options->timeout,
                   "External commands: seconds per call, plus 1 s per 16 MiB of request; past it the call is killed "
                   "with its process group and is a failure")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_seconds())
       ->capture_default_str();
   sub->add_flag("--persistent", options->persistent,
                 "External commands: start `COMMAND --persistent` once and exchange length-prefixed safetensors over "
@@ -420,9 +425,7 @@ int run_merge(const MergeOptions& o) {
   std::vector<nlohmann::json> records;
   std::vector<std::string> origins;
   for (const std::string& path : o.files) {
-    if (std::filesystem::is_directory(path)) throw InvalidInput("files", "'" + path + "' is a folder, not a file");
-    std::ifstream in(path);
-    if (!in) throw InvalidInput("files", "cannot read '" + path + "'");
+    std::istringstream in(read_input_text(path, "files"));
     std::string line;
     for (int64_t n = 1; std::getline(in, line); ++n) {
       if (line.find_first_not_of(" \t\r") == std::string::npos) continue;

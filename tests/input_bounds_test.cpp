@@ -188,6 +188,35 @@ TEST(InputBounds, TheCommandLineExitsTwoNamingTheField) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// A device where a file is expected (mma-check /dev/zero read forever before),
+// and budgets of 0, below 0 or NaN (they fell back to the 60-s default before):
+// exit 2 at once, naming the path or the option.
+TEST(InputBounds, DevicesAndEmptyBudgetsAreRefusedByName) {
+  test::CliRun r = test::run_cli("mma-check /dev/zero");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("'/dev/zero' is not a regular file"), std::string::npos) << r.output;
+  r = test::run_cli("reference --op decode_topk --profile exact --in /dev/zero --out " +
+                    (fs::temp_directory_path() / ("dsa_bounds_dev_" + std::to_string(::getpid()))).string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("is not a regular file"), std::string::npos) << r.output;
+  for (const std::string& bad : {std::string("--seconds -1"), std::string("--seconds nan"), std::string("--seconds 0"),
+                                 std::string("--timeout 0"), std::string("--shrink-seconds inf")}) {
+    r = test::run_cli("fuzz --impl reference --quiet " + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad << "\n" << r.output;
+    EXPECT_NE(r.output.find("must be a finite number of seconds above 0"), std::string::npos) << r.output;
+  }
+  r = test::run_cli("fuzz-merge /dev/zero");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("is not a regular file"), std::string::npos) << r.output;
+  r = test::run_cli("fuzz --impl reference --quiet --cases 1 --contract /dev/null");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("contract: applies to external commands only"), std::string::npos) << r.output;
+  r = test::run_cli("fuzz --impl reference --quiet --cases 0");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--cases: must be at least 1, got 0"), std::string::npos) << r.output;
+}
+
+
 TEST(InputBounds, ManifestsAreBoundedAndListEachCaseOnce) {
   dataset::Manifest m;
   m.preset = "edge";

@@ -17,6 +17,7 @@
 #include "dsa/dataset/baseline.hpp"
 #include "dsa/dataset/run_case.hpp"
 #include "dsa/error.hpp"
+#include "dsa/input_file.hpp"
 
 namespace dsa::dataset {
 namespace {
@@ -208,11 +209,10 @@ Recording record_baseline_outputs(const std::string& inputs_dir, const std::stri
 
 Recording read_recording(const std::string& baseline_dir) {
   const std::string path = (fs::path(baseline_dir) / std::string(kBaselineFile)).string();
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
+  if (!fs::exists(path))
     throw InvalidInput("baseline", "'" + baseline_dir + "' is not a baseline set (no " + std::string(kBaselineFile) +
                                        "): record one with `dsa-oracle golden --record`");
-  const std::string content{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const std::string content = read_input_text(path, path);
   const nlohmann::json j = nlohmann::json::parse(content, nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw InvalidInput(path, "is not a JSON object");
   if (text_field(j, "schema", path) != kBaselineSchema)

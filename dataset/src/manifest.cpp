@@ -12,6 +12,7 @@
 #include "dsa/dataset/golden_case.hpp"
 #include "dsa/dataset/json_input.hpp"
 #include "dsa/error.hpp"
+#include "dsa/input_file.hpp"
 
 namespace dsa::dataset {
 namespace {
@@ -69,6 +70,8 @@ std::string sha256_hex(std::span<const uint8_t> bytes) {
 
 std::string sha256_file(const std::string& path) {
   if (std::filesystem::is_directory(path)) throw InvalidInput(path, "is a folder, not a file");
+  if (std::filesystem::exists(path) && !std::filesystem::is_regular_file(path))
+    throw InvalidInput(path, "is not a regular file (a device, a pipe or a socket)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InvalidInput(path, "cannot be read");
   Sha256 h;
@@ -148,9 +151,9 @@ Manifest parse_manifest(const Json& j, const std::string& origin) {
 
 Manifest read_manifest(const std::string& path) {
   if (std::filesystem::is_directory(path)) throw InvalidInput(path, "is a folder, not a manifest file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InvalidInput(path, "cannot be read (no golden set here? `dsa-oracle golden` writes manifest.json)");
-  const std::string content{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (!std::filesystem::exists(path))
+    throw InvalidInput(path, "cannot be read (no golden set here? `dsa-oracle golden` writes manifest.json)");
+  const std::string content = read_input_text(path, path);
   return parse_manifest(parse_json(content, path, /*reject_duplicates=*/true), path);
 }
 

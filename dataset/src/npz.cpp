@@ -14,6 +14,7 @@
 #include "dsa/checked.hpp"
 #include "dsa/dataset/npz.hpp"
 #include "dsa/error.hpp"
+#include "dsa/input_file.hpp"
 
 namespace dsa::dataset {
 namespace {
@@ -80,9 +81,7 @@ std::vector<uint8_t> inflate_raw(const Reader& r, const uint8_t* src, size_t n, 
 
 NpzFile::NpzFile(const std::string& path) : path_(path) {
   if (std::filesystem::is_directory(path)) throw InvalidInput("npz", path + " is a folder, not an .npz file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InvalidInput("npz", "cannot open " + path);
-  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<uint8_t> bytes = read_input_file(path, "npz");
   parse_members(bytes);
 }
 

@@ -15,6 +15,7 @@
 #include "dsa/dataset/safetensors.hpp"
 #include "dsa/dataset/temp_files.hpp"
 #include "dsa/error.hpp"
+#include "dsa/input_file.hpp"
 
 namespace dsa::dataset {
 namespace {
@@ -179,11 +180,7 @@ std::vector<uint8_t> serialize_safetensors(const Safetensors& st) {
 
 Safetensors read_safetensors(const std::string& path) {
   if (std::filesystem::is_directory(path)) throw InvalidInput(path, "is a folder, not a safetensors file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InvalidInput(path, std::string("cannot open: ") + std::strerror(errno));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw InvalidInput(path, "read error");
-  return parse_safetensors(bytes, path);
+  return parse_safetensors(read_input_file(path, path), path);
 }
 
 void write_file_atomically(const std::string& path, std::span<const uint8_t> bytes) {

@@ -4,11 +4,13 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
 #include "dsa/checked.hpp"
 #include "dsa/error.hpp"
+#include "dsa/input_file.hpp"
 #include "lanes.hpp"
 
 namespace dsa::mma {
@@ -23,13 +25,7 @@ int fp32_arrays(Model model, DumpFormat format, const DumpLayout& l) {
   return format == DumpFormat::single ? 2 : 3 + chain_steps(model, l);
 }
 
-std::vector<uint8_t> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InvalidInput("file", "'" + path + "' cannot be opened");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw InvalidInput("file", "'" + path + "' cannot be read");
-  return bytes;
-}
+std::vector<uint8_t> read_file(const std::string& path) { return read_input_file(path, "file"); }
 
 template <class T>
 T load(const uint8_t* p) {
@@ -214,6 +210,7 @@ DumpCheckOptions default_check_options(Model model) {
 }
 
 std::optional<Model> dump_header_model(const std::string& path) {
+  if (std::filesystem::is_directory(path)) throw InvalidInput("file", "'" + path + "' is a folder, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InvalidInput("file", "'" + path + "' cannot be opened");
   DumpHeader h{};
