@@ -10,11 +10,10 @@
 #include "dsa/error.hpp"
 #include "dsa/oracle/float_bits.hpp"
 #include "dsa/topk.hpp"
+#include "shared_constants.hpp"
 
 namespace dsa::oracle {
 namespace {
-
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 bool same_value(float a, float b) { return (std::isnan(a) && std::isnan(b)) || float_bits(a) == float_bits(b); }
 
@@ -28,12 +27,12 @@ bool same_columns(const std::vector<PositionedValue>& a, const std::vector<Posit
 // What one row chose: its valid positions (sorted) and their values' order
 // keys (sorted); a position that is none of the row's columns gets a key of
 // its own, so that it can never look like a tie.
-struct RowChoice {
+struct BaselineChoice {
   std::vector<int64_t> positions;
   std::vector<uint64_t> keys;
   int64_t minus_one = 0;
-  bool same_set(const RowChoice& o) const { return positions == o.positions && minus_one == o.minus_one; }
-  bool same_values(const RowChoice& o) const { return keys == o.keys && minus_one == o.minus_one; }
+  bool same_set(const BaselineChoice& o) const { return positions == o.positions && minus_one == o.minus_one; }
+  bool same_values(const BaselineChoice& o) const { return keys == o.keys && minus_one == o.minus_one; }
 };
 
 const PositionedValue* find_column(const std::vector<PositionedValue>& columns, int64_t position) {
@@ -42,8 +41,8 @@ const PositionedValue* find_column(const std::vector<PositionedValue>& columns, 
   return it != columns.end() && it->position == position ? &*it : nullptr;
 }
 
-RowChoice choice_of(const int32_t* slots, int64_t k, const std::vector<PositionedValue>& columns) {
-  RowChoice c;
+BaselineChoice choice_of(const int32_t* slots, int64_t k, const std::vector<PositionedValue>& columns) {
+  BaselineChoice c;
   for (int64_t s = 0; s < k; ++s) {
     if (slots[s] == -1) {
       ++c.minus_one;
@@ -70,7 +69,7 @@ float cut_of(const std::vector<PositionedValue>& columns, int64_t k) {
   return keyed[size_t(valid - 1)].second;
 }
 
-SelectionChangeRow change_row(int64_t r, const RowChoice& n, const RowChoice& b, float cut, int max_listed) {
+SelectionChangeRow change_row(int64_t r, const BaselineChoice& n, const BaselineChoice& b, float cut, int max_listed) {
   SelectionChangeRow row;
   row.row = r;
   row.cut = cut;
@@ -133,7 +132,7 @@ SelectionChangeVerdict compare_selection_to_baseline(const IndexMatrix& new_sel,
   for (int64_t r = 0; r < v.rows; ++r) {
     const auto& nv = new_values[size_t(r)];
     const auto& bv = baseline_values[size_t(r)];
-    const RowChoice n = choice_of(new_sel.row(r), v.k, nv), b = choice_of(baseline_sel.row(r), v.k, bv);
+    const BaselineChoice n = choice_of(new_sel.row(r), v.k, nv), b = choice_of(baseline_sel.row(r), v.k, bv);
     if (!same_columns(nv, bv)) {
       ++v.rows_values_differ;
       v.rows_values_differ_same_set += n.same_set(b);

@@ -6,11 +6,10 @@
 #include <fmt/format.h>
 
 #include "dsa/error.hpp"
+#include "shared_constants.hpp"
 
 namespace dsa::oracle {
 namespace {
-
-constexpr float kInf = std::numeric_limits<float>::infinity();
 
 void check_candidate_rows(const CandidateBlocks& candidates, int64_t rows) {
   candidates.validate();
@@ -117,7 +116,7 @@ SelectionVerdict check_topk_among(const IndexMatrix& indices, const RowColumns& 
   constexpr int32_t kNotAColumn = std::numeric_limits<int32_t>::max();
   size_t widest = 0;
   for (const auto& row : columns) widest = std::max(widest, row.size());
-  Logits gathered{indices.rows, int64_t(widest), std::vector<float>(size_t(indices.rows) * widest, -kInf)};
+  Logits gathered{indices.rows, int64_t(widest), std::vector<float>(size_t(indices.rows) * widest, kNegInf)};
   std::vector<int32_t> places(indices.values.begin(), indices.values.end());
   RowBounds bounds{std::vector<int64_t>(size_t(indices.rows), 0), std::vector<int64_t>(size_t(indices.rows))};
   for (int64_t r = 0; r < indices.rows; ++r) {
@@ -152,7 +151,7 @@ CompactViews compact_views(const Logits& actual, const Logits& expected, const C
   for (int64_t r = 0; r < actual.rows; ++r)
     for (int64_t col = 0; col < actual.width; ++col) {
       if (compact_defined(candidates, r, col, lens[size_t(r)])) continue;
-      v.actual.row(r)[col] = v.expected.row(r)[col] = -kInf;
+      v.actual.row(r)[col] = v.expected.row(r)[col] = kNegInf;
       v.written.row(r)[col] = 0;
     }
   return v;
@@ -180,10 +179,10 @@ Logits expected_candidate_mask(const Logits& logits, const RowBounds& bounds, co
     std::vector<uint8_t> keep(size_t(end - start), 0);
     for (const int64_t p : candidate_positions(candidates, r, end - start)) keep[size_t(p)] = 1;
     for (int64_t n = start; n < end; ++n)
-      if (!keep[size_t(n - start)]) row[n] = -kInf;
+      if (!keep[size_t(n - start)]) row[n] = kNegInf;
     if (variant == CandidateMask::full) {
-      std::fill(row, row + start, -kInf);
-      std::fill(row + end, row + logits.width, -kInf);
+      std::fill(row, row + start, kNegInf);
+      std::fill(row + end, row + logits.width, kNegInf);
     }
   }
   return out;
@@ -193,7 +192,7 @@ Logits compact_from_dense(const Logits& dense, const RowBounds& bounds, const Ca
   check_row_bounds(dense, bounds);
   check_candidate_rows(candidates, dense.rows);
   const int64_t width = int64_t(candidates.slots) * candidates.block_size;
-  Logits out{dense.rows, width, std::vector<float>(size_t(dense.rows * width), -kInf)};
+  Logits out{dense.rows, width, std::vector<float>(size_t(dense.rows * width), kNegInf)};
   for (int64_t r = 0; r < out.rows; ++r) {
     const int64_t start = bounds.start[size_t(r)], len = bounds.end[size_t(r)] - start;
     for (int64_t col = 0; col < width; ++col)

@@ -8,11 +8,11 @@
 
 #include "dsa/error.hpp"
 #include "dsa/topk.hpp"
+#include "shared_constants.hpp"
 
 namespace dsa::oracle {
 namespace {
 
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr size_t kShownValues = 8;
 
 struct RowChoice {

@@ -15,7 +15,7 @@
 namespace dsa::oracle {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kDoubleInf = std::numeric_limits<double>::infinity();
 
 // Nearest rank: the smallest value with at least q of the entries at or below it.
 template <class T>
@@ -100,14 +100,14 @@ void ErrorStats::add(int64_t row, int64_t col, float actual, float exact32, doub
   const bool finite = std::isfinite(actual) && std::isfinite(e.exact);
   if (nan_a || nan_e || (!finite && float_bits(actual) != float_bits(e.exact))) {
     e.ulps = std::numeric_limits<uint64_t>::max();
-    e.rel = kInf;
+    e.rel = kDoubleInf;
     nonfinite_.push_back(e);
     return;
   }
   if (finite) {
     e.ulps = *(unit_ == UlpUnit::bf16 ? ulp_distance_bf16(actual, e.exact) : ulp_distance(actual, e.exact));
     const double diff = std::fabs(double(actual) - exact_double);
-    e.rel = magnitude > 0 ? diff / magnitude : (diff == 0 ? 0.0 : kInf);
+    e.rel = magnitude > 0 ? diff / magnitude : (diff == 0 ? 0.0 : kDoubleInf);
     abs_.push_back(std::fabs(double(actual) - double(e.exact)));
   } else {
     abs_.push_back(0);  // the same infinity
@@ -143,7 +143,8 @@ ErrorSummary ErrorStats::summary(int max_listed) const {
   s.nonfinite_mismatch = int64_t(nonfinite_.size());
   s.ulps = quantiles_of(ulps_);
   s.rel = quantiles_of(rel_);
-  s.max_abs_error = nonfinite_.empty() ? (abs_.empty() ? 0.0 : *std::max_element(abs_.begin(), abs_.end())) : kInf;
+  s.max_abs_error =
+      nonfinite_.empty() ? (abs_.empty() ? 0.0 : *std::max_element(abs_.begin(), abs_.end())) : kDoubleInf;
   for (const uint64_t u : ulps_) {
     const size_t b = size_t(ulp_bucket(u));
     if (s.histogram.size() <= b) s.histogram.resize(b + 1, 0);
@@ -192,21 +193,21 @@ EpsNeeded selection_eps_needed(const IndexMatrix& selection, const RowColumns& v
     const int64_t n = int64_t(cols.size()), k = selection.cols, valid = std::min(k, n);
     double need = 0;
     std::vector<char> chosen(size_t(n), 0);
-    for (int64_t s = 0; s < k && need < kInf; ++s) {
+    for (int64_t s = 0; s < k && need < kDoubleInf; ++s) {
       const int32_t p = selection.row(r)[s];
       if (s >= valid) {
-        if (p != -1) need = kInf;
+        if (p != -1) need = kDoubleInf;
         continue;
       }
       const auto it = std::lower_bound(cols.begin(), cols.end(), int64_t(p),
                                        [](const PositionedValue& c, int64_t q) { return c.position < q; });
       if (p < 0 || it == cols.end() || it->position != p || chosen[size_t(it - cols.begin())]) {
-        need = kInf;
+        need = kDoubleInf;
         continue;
       }
       chosen[size_t(it - cols.begin())] = 1;
     }
-    if (need < kInf && valid > 0) {
+    if (need < kDoubleInf && valid > 0) {
       std::vector<uint32_t> keys(static_cast<size_t>(n));
       for (int64_t i = 0; i < n; ++i) keys[size_t(i)] = topk_order_key(cols[size_t(i)].value);
       std::vector<uint32_t> sorted = keys;
@@ -220,7 +221,7 @@ EpsNeeded selection_eps_needed(const IndexMatrix& selection, const RowColumns& v
         if (!(chosen[size_t(i)] ? below : above)) continue;
         const float v = cols[size_t(i)].value;
         if (!std::isfinite(v) || !std::isfinite(cut)) {
-          need = kInf;
+          need = kDoubleInf;
           break;
         }
         need = std::max(need, std::fabs(double(v) - double(cut)));

@@ -8,14 +8,10 @@
 #include <string>
 
 #include "dsa/error.hpp"
+#include "shared_constants.hpp"
 
 namespace dsa {
 namespace {
-
-constexpr float kInf = std::numeric_limits<float>::infinity();
-// Below this many logits a parallel region costs more than the rows (and on a
-// loaded machine far more: idle threads spin).
-constexpr int64_t kParallelWork = int64_t(1) << 16;
 
 std::string row_name(int64_t r) { return "row " + std::to_string(r); }
 
@@ -132,7 +128,7 @@ CandidateBlocks select_candidate_blocks(const Logits& logits, const RowBounds& b
   check_row_bounds(logits, bounds);
   CandidateBlocks out{logits.rows, slots, block_size,
                       std::vector<int32_t>(size_t(logits.rows) * size_t(slots), -1)};
-#pragma omp parallel for schedule(dynamic) if (logits.rows * logits.width >= kParallelWork)
+#pragma omp parallel for schedule(dynamic) if (logits.rows * logits.width >= kParallelLogits)
   for (int64_t r = 0; r < logits.rows; ++r) {
     const int64_t start = bounds.start[size_t(r)], end = bounds.end[size_t(r)];
     const auto scores = candidate_block_scores(logits.row(r), start, end, block_size, blocks_in(end - start, block_size));
@@ -163,7 +159,7 @@ void apply_candidate_mask(Logits& logits, const RowBounds& bounds, const Candida
   check_row_bounds(logits, bounds);
   check_rows(candidates, logits.rows);
   const int64_t S = candidates.block_size;
-#pragma omp parallel for schedule(dynamic) if (logits.rows * logits.width >= kParallelWork)
+#pragma omp parallel for schedule(dynamic) if (logits.rows * logits.width >= kParallelLogits)
   for (int64_t r = 0; r < logits.rows; ++r) {
     const int64_t start = bounds.start[size_t(r)], end = bounds.end[size_t(r)];
     std::vector<char> keep(size_t(blocks_in(end - start, int32_t(S))), 0);
@@ -187,7 +183,7 @@ TopkIndices candidate_topk(const Logits& logits, const RowBounds& topk_bounds, c
   check_row_bounds(logits, topk_bounds);
   check_rows(candidates, logits.rows);
   TopkIndices out{logits.rows, k, std::vector<int32_t>(size_t(logits.rows) * size_t(k))};
-#pragma omp parallel for schedule(dynamic) if (logits.rows * logits.width >= kParallelWork)
+#pragma omp parallel for schedule(dynamic) if (logits.rows * logits.width >= kParallelLogits)
   for (int64_t r = 0; r < logits.rows; ++r) {
     const int64_t start = topk_bounds.start[size_t(r)];
     const auto positions = candidate_positions(candidates, r, topk_bounds.end[size_t(r)] - start);

@@ -10,13 +10,10 @@
 
 #include "dsa/candidates.hpp"
 #include "dsa/error.hpp"
+#include "shared_constants.hpp"
 
 namespace dsa {
 namespace {
-
-constexpr float kInf = std::numeric_limits<float>::infinity();
-// Below this many logits a parallel region costs more than the rows.
-constexpr int64_t kParallelWork = int64_t(1) << 16;
 
 void check_compact(const Logits& compact, const CandidateBlocks& candidates) {
   candidates.validate();
@@ -99,7 +96,7 @@ TopkIndices compact_candidate_topk(const Logits& compact, const CandidateBlocks&
     throw InvalidInput("seq_lens", std::to_string(lens.size()) + " row lengths for " +
                                        std::to_string(compact.rows) + " rows");
   TopkIndices out{compact.rows, k, std::vector<int32_t>(size_t(compact.rows) * size_t(k))};
-#pragma omp parallel for schedule(dynamic) if (compact.rows * compact.width >= kParallelWork)
+#pragma omp parallel for schedule(dynamic) if (compact.rows * compact.width >= kParallelLogits)
   for (int64_t r = 0; r < compact.rows; ++r) {
     // (position, compact column) of the columns the top-k may read, in
     // position order so that ties go to the lowest position as in candidate_topk.

@@ -10,7 +10,7 @@
 namespace dsa {
 namespace {
 
-constexpr int64_t kTile = 4096;
+constexpr int64_t kTokensPerTile = 4096;
 
 // |value| of element d of a row of D elements: fp8 codes, or packed e2m1 with per-32 ue8m0 scales.
 void abs_elements(ElementFormat element, const uint8_t* codes, const uint8_t* block_scales, int32_t D,
@@ -72,8 +72,8 @@ LogitMagnitudes decode_logit_magnitudes(const DecodeProblem& p) {
     }
     const size_t k_row = size_t(fp8 ? D : D / 2);
     // Tiles of entries, so that a long request never holds its whole K in double.
-    for (int64_t t0 = 0; t0 < widest; t0 += kTile) {
-      const int64_t t1 = std::min(widest, t0 + kTile);
+    for (int64_t t0 = 0; t0 < widest; t0 += kTokensPerTile) {
+      const int64_t t1 = std::min(widest, t0 + kTokensPerTile);
       const GatheredK k = gather_tokens(p.cache, table.subspan(size_t(b * p.max_pages), size_t(p.max_pages)), t0, t1);
       std::vector<double> k_abs;
       for (int64_t n = t0; n < t1; ++n) {

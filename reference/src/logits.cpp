@@ -18,7 +18,7 @@
 namespace dsa {
 namespace {
 
-constexpr int64_t kTile = 1024;
+constexpr int64_t kItemTokens = 1024;  // tokens per parallel work item
 // Below this many products a parallel region costs more than it saves (and
 // idle OpenMP threads spin on a loaded machine).
 constexpr int64_t kParallelProducts = int64_t(1) << 22;
@@ -60,7 +60,7 @@ LogitsResult decode_logits(const DecodeProblem& p, const Profile& profile, const
   for (int64_t b = 0; b < p.batch; ++b) {
     int64_t widest = 0;
     for (int32_t j = 0; j < p.next_n; ++j) widest = std::max(widest, lens[size_t(b * p.next_n + j)]);
-    for (int64_t t0 = 0; t0 < widest; t0 += kTile) items.push_back({b, t0, std::min(widest, t0 + kTile)});
+    for (int64_t t0 = 0; t0 < widest; t0 += kItemTokens) items.push_back({b, t0, std::min(widest, t0 + kItemTokens)});
   }
 
   const std::span<const int32_t> table(p.block_table);
@@ -211,7 +211,7 @@ LogitsResult prefill_logits(const PrefillProblem& p, const Profile& profile, con
         lo = std::min<int64_t>(lo, p.ks[size_t(r)]);
         hi = std::max<int64_t>(hi, p.ke[size_t(r)]);
       }
-    for (int64_t t0 = lo; t0 < hi; t0 += kTile) items.push_back({r0, r1, t0, std::min(hi, t0 + kTile)});
+    for (int64_t t0 = lo; t0 < hi; t0 += kItemTokens) items.push_back({r0, r1, t0, std::min(hi, t0 + kItemTokens)});
   }
   const size_t q_row_bytes = size_t(p.heads) * p.head_dim;
   int64_t work = 0;

@@ -6,11 +6,10 @@
 #include <string>
 
 #include "dsa/error.hpp"
+#include "shared_constants.hpp"
 
 namespace dsa {
 namespace {
-
-constexpr float kInf = std::numeric_limits<float>::infinity();
 
 void check_sparse_rows(const SparseBlocks& sparse, int64_t rows, const char* what) {
   if (sparse.rows != rows || sparse.end.size() != size_t(rows) ||

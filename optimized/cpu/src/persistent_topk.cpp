@@ -15,9 +15,10 @@ namespace {
 using common::coarse_bin_256;
 using common::order_key;
 
-constexpr int kBins = 256;
+constexpr int kPersistentBins = 256;
 // This kernel's never-written scratch words (radix_passes.hpp uninitialized_word).
-constexpr uint64_t kScratchMultiplier = 0xd1b54a32d192ed03ull, kScratchOffset = 0x8cb92ba72f3d8dd7ull;
+constexpr uint64_t kPersistentScratchMultiplier = 0xd1b54a32d192ed03ull;
+constexpr uint64_t kPersistentScratchOffset = 0x8cb92ba72f3d8dd7ull;
 
 }  // namespace
 
@@ -42,7 +43,9 @@ void PersistentTopkBlock::select(const float* values, int64_t len, int k, int32_
     std::fill(out + len, out + k, -1);
     return;
   }
-  while (output_.size() < size_t(k)) output_.push_back(detail::uninitialized_word(output_.size(), kScratchMultiplier, kScratchOffset));
+  while (output_.size() < size_t(k))
+    output_.push_back(
+        detail::uninitialized_word(output_.size(), kPersistentScratchMultiplier, kPersistentScratchOffset));
   found_ = 0;
   if (len < config_.radix_min_len) {
     filtered(values, len, k);
@@ -66,12 +69,12 @@ void PersistentTopkBlock::whole_row(const float* values, int64_t len) {
 }
 
 void PersistentTopkBlock::filtered(const float* values, int64_t len, int k) {
-  std::array<int32_t, kBins> hist{};
+  std::array<int32_t, kPersistentBins> hist{};
   bins_.resize(size_t(len));
   uint8_t* bins = bins_.data();
   for (int64_t i = 0; i < len; ++i) bins[i] = uint8_t(coarse_bin_256(values[i]));
-  detail::add_histogram<kBins>(len, [bins](int64_t i) { return bins[i]; }, hist);
-  const detail::Threshold cut = detail::find_threshold(hist.data(), kBins, k);
+  detail::add_histogram<kPersistentBins>(len, [bins](int64_t i) { return bins[i]; }, hist);
+  const detail::Threshold cut = detail::find_threshold(hist.data(), kPersistentBins, k);
   if (hist[size_t(cut.bin)] > config_.candidate_capacity && !defects_.drop_candidate_overflow) {
     whole_row(values, len);  // the buffer cannot hold the bin: refine over the whole row
     radix_passes(k, -1);
@@ -96,18 +99,18 @@ void PersistentTopkBlock::filtered(const float* values, int64_t len, int k) {
 // bin's equal keys go in scan order. first_ring_pass < 0: a private
 // histogram instead of the ring.
 void PersistentTopkBlock::radix_passes(int k, int64_t first_ring_pass) {
-  std::array<int32_t, kBins> local{};
+  std::array<int32_t, kPersistentBins> local{};
   for (int pass = 0; pass < 4; ++pass) {
     const common::RadixPass digits = common::plan_8x4().pass[pass];
     int32_t* cand = candidates_.data();
     uint32_t* keys = keys_.data();
     const int64_t n = int64_t(candidates_.size());
-    std::array<int32_t, kBins>* hist = &local;
+    std::array<int32_t, kPersistentBins>* hist = &local;
     if (first_ring_pass >= 0)
       hist = &ring_pass(first_ring_pass + pass);
     else
       local.fill(0);
-    detail::add_histogram<kBins>(n, [keys, digits](int64_t i) { return digits.digit(keys[i]); }, *hist);
+    detail::add_histogram<kPersistentBins>(n, [keys, digits](int64_t i) { return digits.digit(keys[i]); }, *hist);
     const detail::Threshold cut = detail::find_threshold(hist->data(), digits.bins(), k - found_);
     int64_t kept = 0;
     for (int64_t i = 0; i < n; ++i) {

@@ -17,9 +17,9 @@ namespace {
 using common::coarse_bin_2048;
 using common::order_key;
 
-constexpr int kBins = 2048;
+constexpr int kRadixBins = 2048;
 // This kernel's never-written scratch words (radix_passes.hpp uninitialized_word).
-constexpr uint64_t kScratchMultiplier = 0x9e3779b97f4a7c15ull, kScratchOffset = 0x632be59bd9b4e019ull;
+constexpr uint64_t kRadixScratchMultiplier = 0x9e3779b97f4a7c15ull, kRadixScratchOffset = 0x632be59bd9b4e019ull;
 
 // Launches with the run-dependent tie order take odd launches in reverse.
 bool reversed_arrival(bool defect, uint64_t launch) { return defect && (launch & 1u); }
@@ -65,17 +65,17 @@ void RadixTopkSm::select_row(const float* values, int64_t len, int k, int32_t* o
     if (!defects_.skip_short_row_tail) std::fill(out + len, out + k, -1);
     return;
   }
-  while (output_.size() < size_t(k)) output_.push_back(detail::uninitialized_word(output_.size(), kScratchMultiplier, kScratchOffset));
+  while (output_.size() < size_t(k)) output_.push_back(detail::uninitialized_word(output_.size(), kRadixScratchMultiplier, kRadixScratchOffset));
   found_ = 0;
   const int64_t capacity = config_.final_capacity;
-  std::array<int32_t, kBins> hist{};
+  std::array<int32_t, kRadixBins> hist{};
 
   // Step 0: the coarse pass on the fp16 key.
   bins_.resize(size_t(len));
   uint16_t* bins = bins_.data();
   for (int64_t i = 0; i < len; ++i) bins[i] = uint16_t(coarse_bin_2048(values[i]));
-  detail::add_histogram<kBins>(len, [bins](int64_t i) { return bins[i]; }, hist);
-  const detail::Threshold coarse = detail::find_threshold(hist.data(), kBins, k);
+  detail::add_histogram<kRadixBins>(len, [bins](int64_t i) { return bins[i]; }, hist);
+  const detail::Threshold coarse = detail::find_threshold(hist.data(), kRadixBins, k);
   if (hist[size_t(coarse.bin)] <= capacity) {
     candidates_.clear();
     for (int64_t i = 0; i < len; ++i) {
@@ -108,7 +108,7 @@ void RadixTopkSm::select_row(const float* values, int64_t len, int k, int32_t* o
     uint32_t* keys = keys_.data();
     const int64_t n = int64_t(candidates_.size());
     hist.fill(0);
-    detail::add_histogram<kBins>(n, [keys, pass](int64_t i) { return pass.digit(keys[i]); }, hist);
+    detail::add_histogram<kRadixBins>(n, [keys, pass](int64_t i) { return pass.digit(keys[i]); }, hist);
     const detail::Threshold cut = detail::find_threshold(hist.data(), pass.bins(), k - found_);
     int64_t kept = 0;
     for (int64_t i = 0; i < n; ++i) {
@@ -170,7 +170,7 @@ void RadixTopkSm::sort_with_padding(const std::vector<int32_t>& items, const flo
   };
   std::vector<Slot> blocked(size_t(threads) * kPerThread);
   for (size_t i = 0; i < blocked.size(); ++i)
-    blocked[i] = {-FLT_MAX, detail::uninitialized_word(i, kScratchMultiplier, kScratchOffset ^ 0x5a5a)};
+    blocked[i] = {-FLT_MAX, detail::uninitialized_word(i, kRadixScratchMultiplier, kRadixScratchOffset ^ 0x5a5a)};
   for (size_t src = 0; src < items.size() && src < blocked.size(); ++src) {
     const size_t ii = src / size_t(threads), t = src % size_t(threads);
     blocked[t * kPerThread + ii] = {values[items[src]], items[src]};
