@@ -196,7 +196,6 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
   const int32_t my_block = my_token / p.block, my_offset = my_token % p.block;
   int32_t* row_bounds = reinterpret_cast<int32_t*>(smem + layout.bounds_offset) + warpgroup * 2 * 2 * kMaxRows;
   constexpr int32_t kUnitsPerStep = (kAccurate || kRowPairs) ? 1 : 2;
-  constexpr int32_t kRowStep = kRowPairs ? 2 : 1;
   constexpr uint32_t kAdvance = uint32_t(kUnitsPerStep * kMathWG);  // < S (kernels::ring_length)
 
   struct Unit {
@@ -240,6 +239,8 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
   const auto uniform_descriptor = [](const uint8_t* tile) {
     return layout::kmajor_descriptor<kHeadDim>(__shfl_sync(0xffffffffu, ptx::smem_addr(tile), 0));
   };
+  // Stage 0's tile; stage s's is s tiles on (tiles are contiguous, their addresses below 2^18).
+  const uint64_t tile_desc0 = uniform_descriptor(smem + layout.tile_offset);
   const auto chain = [&](const Unit& x, const uint8_t* q_rows, float (&acc)[kAccum]) {
     const uint64_t a = uniform_descriptor(x.tile), b = uniform_descriptor(q_rows);
 #pragma unroll
@@ -284,103 +285,170 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
     const uint8_t* q_tile = smem + layout.q_offset(slot);
     const float* w_tile = reinterpret_cast<const float*>(smem + layout.w_offset_of(slot));
     float* const seg_out = p.out + int64_t(out_row0) * p.out_stride;
-    const int64_t row_step = int64_t(kRowStep) * p.out_stride;
 
     const int32_t last = walk.last();
     int32_t first_local = u - walk.begin;
     first_local += (int32_t(warpgroup) - first_local % kMathWG + kMathWG) % kMathWG;
+    // Warp-uniform (through a shuffle), so that the ring position, the barriers' and the tile's
+    // addresses derived from it stay in uniform registers.
+    first_local = __shfl_sync(0xffffffffu, first_local, 0);
     // The ring position of unit `local` (stage local % S, parity (local / S) & 1), advanced by kAdvance.
     uint32_t stage = uint32_t(first_local) % S, phase = (uint32_t(first_local) / S) & 1;
-    for (int32_t local = first_local; walk.begin + local < last; local += int32_t(kAdvance)) {
-      const bool pair = kUnitsPerStep == 2 && walk.begin + local + kMathWG < last;
-      uint32_t stage_b = stage + kMathWG, phase_b = phase;
-      if (stage_b >= S) stage_b -= S, phase_b ^= 1;
-      const Unit a = open(local, stage, phase, seg_first);
-      const Unit b = pair ? open(local + kMathWG, stage_b, phase_b, seg_first) : a;
-      stage += kAdvance;
-      if (stage >= S) stage -= S, phase ^= 1;
-      float* out_j = seg_out;  // row j's logits
-      for (int32_t j = 0; j < rows; j += kRowStep, out_j += row_step) {
-        const int32_t lo = bounds[2 * j], hi = bounds[2 * j + 1];
-        const bool second_row = kRowPairs && j + 1 < rows;
-        const int32_t lo1 = second_row ? bounds[2 * j + 2] : 0, hi1 = second_row ? bounds[2 * j + 3] : 0;
-        const bool run_a = sees(a, lo, hi) || (second_row && sees(a, lo1, hi1)), run_b = pair && sees(b, lo, hi);
-        if (!run_a && !run_b) continue;
-        const uint8_t* q_rows = q_tile + j * kHeads * kHeadDim;
-        const float* w_row = w_tile + j * kHeads;
-        float acc0[kAccum], acc1[kAccum];
-        if constexpr (kRowPairs) {
-          // N = 2H: rows j and j + 1 in one chain (row j + 1 of an odd count reads Q it does not use).
-          mma::fence_operands(acc0);
-          mma::wgmma_fence();
-          chain(a, q_rows, acc0);
-          mma::wgmma_commit();
-          mma::wgmma_wait<0>();
-          mma::fence_operands(acc0);
-          if (sees(a, lo, hi)) finish(a, acc0, w_row, out_j, lo, hi);
-          if (second_row && sees(a, lo1, hi1)) finish(a, acc0 + kRowAccum, w_row + kHeads, out_j + p.out_stride, lo1, hi1);
-        } else if constexpr (!kAccurate) {
-          mma::fence_operands(acc0);
-          mma::fence_operands(acc1);
-          mma::wgmma_fence();
-          // Both chains issue unconditionally (a wgmma under a branch is serialised by ptxas, C7520);
-          // without a pair b is a, and the second result is not used.
-          chain(a, q_rows, acc0);
-          chain(b, q_rows, acc1);
-          mma::wgmma_commit();
-          mma::wgmma_wait<0>();
-          mma::fence_operands(acc0);
-          mma::fence_operands(acc1);
-          if (run_a) finish(a, acc0, w_row, out_j, lo, hi);
-          if (run_b) finish(b, acc1, w_row, out_j, lo, hi);
-        } else {
-          // One unit; each k32 step from zero into one of two buffers, so that the fp32 add of step s
-          // overlaps the wgmma of step s + 1.
-          const uint64_t desc_a = uniform_descriptor(a.tile), desc_b = uniform_descriptor(q_rows);
-          const auto issue = [&](int s, float(&buffer)[kAccum]) {
-            mma::fence_operands(buffer);
-            mma::wgmma_fence();
-            Mma::mma(desc_a + layout::k32_step(s), desc_b + layout::k32_step(s), buffer, 0u);
-            mma::wgmma_commit();
-          };
-          if constexpr (kStepBuffers == 1) {
-            // Step 0 straight into the sum, then each step into one buffer and its add; the other
-            // warpgroups' work covers each step's latency.
-            issue(0, acc0);
-            mma::wgmma_wait<0>();
-            mma::fence_operands(acc0);
+    if constexpr (kRowPairs) {
+      // One unit per step, rows j and j + 1 in one m64n(2H)k32 chain, a pair's two head sums
+      // unconditionally, interleaved (the stores are predicated). With one pair (next_n = 2) its
+      // windows stay in registers for the whole segment and the stage is released as soon as the
+      // chain and the scales have been read. The unit count is made warp-uniform, so that the loop,
+      // the ring position and the descriptors live in uniform registers: the math warps issue the
+      // head sums and little else (about 235 instructions per unit at H 64, 336 before).
+      constexpr bool paged = kMode == LogitsMode::paged;  // a paged row's window starts at 0
+      const int32_t count = __shfl_sync(0xffffffffu, last - walk.begin, 0);
+      const int32_t k0 = walk_begin - seg_first;  // unit `local` is unit k0 + local of the segment
+      const uint64_t q_desc = uniform_descriptor(q_tile);
+      // The unit's chain for rows j and j + 1 into acc (an odd row count's last chain reads Q and
+      // weights past its rows, whose results are not stored).
+      const auto pair_chain = [&](uint64_t tile_desc, int32_t j, float(&acc)[kAccum]) {
+        const uint64_t b_desc = q_desc + uint64_t((j * kHeads * kHeadDim) >> 4);
+        mma::fence_operands(acc);
+        mma::wgmma_fence();
 #pragma unroll
-            for (int s = 1; s < kSteps; ++s) {
-              issue(s, acc1);
-              mma::wgmma_wait<0>();
-              mma::fence_operands(acc1);
-#pragma unroll
-              for (int i = 0; i < kAccum; ++i) acc0[i] = __fadd_rn(acc0[i], acc1[i]);
-            }
-          } else {
-            float step0[kAccum], step1[kAccum];
-            issue(0, step0);
-#pragma unroll
-            for (int s = 0; s < kSteps; ++s) {
-              if (s + 1 < kSteps) {
-                if (s % 2 == 0) issue(s + 1, step1); else issue(s + 1, step0);
-                mma::wgmma_wait<1>();
-              } else {
-                mma::wgmma_wait<0>();
-              }
-              const auto add = [&](float(&done)[kAccum]) {
-                mma::fence_operands(done);
-#pragma unroll
-                for (int i = 0; i < kAccum; ++i) acc0[i] = s == 0 ? done[i] : __fadd_rn(acc0[i], done[i]);
-              };
-              if (s % 2 == 0) add(step0); else add(step1);
-            }
+        for (int s = 0; s < kSteps; ++s)
+          Mma::mma(tile_desc + layout::k32_step(s), b_desc + layout::k32_step(s), acc, s > 0 ? 1u : 0u);
+        mma::wgmma_commit();
+        mma::wgmma_wait<0>();
+        mma::fence_operands(acc);
+      };
+      const auto my_position = [&](int32_t local, uint32_t unit_stage) {
+        return (paged ? (k0 + local) * kUnit : block_pos[unit_stage * kMaxBlocksPerUnit]) + my_token;
+      };
+      if (rows <= 2) {
+        const int32_t lo0 = bounds[0], hi0 = bounds[1];
+        const int32_t lo1 = rows > 1 ? bounds[2] : 0, hi1 = rows > 1 ? bounds[3] : 0;
+        const float* w1 = w_tile + kHeads;
+        float* const out1 = seg_out + p.out_stride;
+        for (int32_t local = first_local; local < count; local += int32_t(kAdvance)) {
+          const uint32_t unit_stage = stage, unit_phase = phase;
+          const uint64_t tile_desc = tile_desc0 + uint64_t(unit_stage * (layout.tile_bytes >> 4));
+          stage += kAdvance;
+          if (stage >= S) stage -= S, phase ^= 1;
+          ptx::mbar_wait(&full[unit_stage], unit_phase);
+          float acc[kAccum];
+          pair_chain(tile_desc, 0, acc);
+          const float scale0 = scales[unit_stage * kUnit + token0], scale1 = scales[unit_stage * kUnit + token1];
+          const int32_t pos = my_position(local, unit_stage);
+          ptx::mbar_arrive(&empty[unit_stage]);
+          const float v0 = epilogue::sm90_head_sum<kHeads>(acc, w_tile, quad_lane, scale0, scale1);
+          const float v1 = epilogue::sm90_head_sum<kHeads>(acc + kRowAccum, w1, quad_lane, scale0, scale1);
+          if (storer && (paged || pos >= lo0) && pos < hi0) seg_out[pos] = v0;
+          if (storer && (paged || pos >= lo1) && pos < hi1) out1[pos] = v1;
+        }
+      } else {
+        // Rows in pairs, weights and windows from shared memory (next_n 3 and 4, prefill groups).
+        for (int32_t local = first_local; local < count; local += int32_t(kAdvance)) {
+          const uint32_t unit_stage = stage, unit_phase = phase;
+          const uint64_t tile_desc = tile_desc0 + uint64_t(unit_stage * (layout.tile_bytes >> 4));
+          stage += kAdvance;
+          if (stage >= S) stage -= S, phase ^= 1;
+          ptx::mbar_wait(&full[unit_stage], unit_phase);
+          const float scale0 = scales[unit_stage * kUnit + token0], scale1 = scales[unit_stage * kUnit + token1];
+          const int32_t pos = my_position(local, unit_stage);
+          float* out_j = seg_out;
+          for (int32_t j = 0; j < rows; j += 2, out_j += 2 * p.out_stride) {
+            const int32_t lo = bounds[2 * j], hi = bounds[2 * j + 1];
+            const bool second_row = j + 1 < rows;
+            const int32_t lo_b = second_row ? bounds[2 * j + 2] : 0, hi_b = second_row ? bounds[2 * j + 3] : 0;
+            float acc[kAccum];
+            pair_chain(tile_desc, j, acc);
+            const float* w_row = w_tile + j * kHeads;
+            const float v0 = epilogue::sm90_head_sum<kHeads>(acc, w_row, quad_lane, scale0, scale1);
+            const float v1 =
+                epilogue::sm90_head_sum<kHeads>(acc + kRowAccum, w_row + kHeads, quad_lane, scale0, scale1);
+            if (storer && pos >= lo && pos < hi) out_j[pos] = v0;
+            if (storer && pos >= lo_b && pos < hi_b) out_j[p.out_stride + pos] = v1;
           }
-          finish(a, acc0, w_row, out_j, lo, hi);
+          ptx::mbar_arrive(&empty[unit_stage]);
         }
       }
-      ptx::mbar_arrive(&empty[a.stage]);
-      if (pair) ptx::mbar_arrive(&empty[b.stage]);
+    } else {
+      for (int32_t local = first_local; walk.begin + local < last; local += int32_t(kAdvance)) {
+        const bool pair = kUnitsPerStep == 2 && walk.begin + local + kMathWG < last;
+        uint32_t stage_b = stage + kMathWG, phase_b = phase;
+        if (stage_b >= S) stage_b -= S, phase_b ^= 1;
+        const Unit a = open(local, stage, phase, seg_first);
+        const Unit b = pair ? open(local + kMathWG, stage_b, phase_b, seg_first) : a;
+        stage += kAdvance;
+        if (stage >= S) stage -= S, phase ^= 1;
+        float* out_j = seg_out;  // row j's logits
+        for (int32_t j = 0; j < rows; ++j, out_j += p.out_stride) {
+          const int32_t lo = bounds[2 * j], hi = bounds[2 * j + 1];
+          const bool run_a = sees(a, lo, hi), run_b = pair && sees(b, lo, hi);
+          if (!run_a && !run_b) continue;
+          const uint8_t* q_rows = q_tile + j * kHeads * kHeadDim;
+          const float* w_row = w_tile + j * kHeads;
+          float acc0[kAccum], acc1[kAccum];
+          if constexpr (!kAccurate) {
+            mma::fence_operands(acc0);
+            mma::fence_operands(acc1);
+            mma::wgmma_fence();
+            // Both chains issue unconditionally (a wgmma under a branch is serialised by ptxas, C7520);
+            // without a pair b is a, and the second result is not used.
+            chain(a, q_rows, acc0);
+            chain(b, q_rows, acc1);
+            mma::wgmma_commit();
+            mma::wgmma_wait<0>();
+            mma::fence_operands(acc0);
+            mma::fence_operands(acc1);
+            if (run_a) finish(a, acc0, w_row, out_j, lo, hi);
+            if (run_b) finish(b, acc1, w_row, out_j, lo, hi);
+          } else {
+            // One unit; each k32 step from zero into one of two buffers, so that the fp32 add of step s
+            // overlaps the wgmma of step s + 1.
+            const uint64_t desc_a = uniform_descriptor(a.tile), desc_b = uniform_descriptor(q_rows);
+            const auto issue = [&](int s, float(&buffer)[kAccum]) {
+              mma::fence_operands(buffer);
+              mma::wgmma_fence();
+              Mma::mma(desc_a + layout::k32_step(s), desc_b + layout::k32_step(s), buffer, 0u);
+              mma::wgmma_commit();
+            };
+            if constexpr (kStepBuffers == 1) {
+              // Step 0 straight into the sum, then each step into one buffer and its add; the other
+              // warpgroups' work covers each step's latency.
+              issue(0, acc0);
+              mma::wgmma_wait<0>();
+              mma::fence_operands(acc0);
+#pragma unroll
+              for (int s = 1; s < kSteps; ++s) {
+                issue(s, acc1);
+                mma::wgmma_wait<0>();
+                mma::fence_operands(acc1);
+#pragma unroll
+                for (int i = 0; i < kAccum; ++i) acc0[i] = __fadd_rn(acc0[i], acc1[i]);
+              }
+            } else {
+              float step0[kAccum], step1[kAccum];
+              issue(0, step0);
+#pragma unroll
+              for (int s = 0; s < kSteps; ++s) {
+                if (s + 1 < kSteps) {
+                  if (s % 2 == 0) issue(s + 1, step1); else issue(s + 1, step0);
+                  mma::wgmma_wait<1>();
+                } else {
+                  mma::wgmma_wait<0>();
+                }
+                const auto add = [&](float(&done)[kAccum]) {
+                  mma::fence_operands(done);
+#pragma unroll
+                  for (int i = 0; i < kAccum; ++i) acc0[i] = s == 0 ? done[i] : __fadd_rn(acc0[i], done[i]);
+                };
+                if (s % 2 == 0) add(step0); else add(step1);
+              }
+            }
+            finish(a, acc0, w_row, out_j, lo, hi);
+          }
+        }
+        ptx::mbar_arrive(&empty[a.stage]);
+        if (pair) ptx::mbar_arrive(&empty[b.stage]);
+      }
     }
     ptx::mbar_arrive(&q_empty[slot]);
   }
