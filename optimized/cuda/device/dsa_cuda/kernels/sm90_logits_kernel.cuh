@@ -369,6 +369,89 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
           ptx::mbar_arrive(&empty[unit_stage]);
         }
       }
+    } else if constexpr (kAccurate) {
+      // One unit per step, one row per promoted chain: each k32 step its own wgmma from zero, added
+      // into the fp32 sum (dsa_sm90_accurate). As in the row-pair loop, the unit count is made
+      // warp-uniform (a uniform loop, ring position and descriptors) and the store is predicated.
+      const int32_t count = __shfl_sync(0xffffffffu, last - walk.begin, 0);
+      const int32_t k0 = walk_begin - seg_first;  // unit `local` is unit k0 + local of the segment
+      const uint64_t q_desc = uniform_descriptor(q_tile);
+      for (int32_t local = first_local; local < count; local += int32_t(kAdvance)) {
+        const uint32_t unit_stage = stage, unit_phase = phase;
+        const uint64_t desc_a = tile_desc0 + uint64_t(unit_stage * (layout.tile_bytes >> 4));
+        stage += kAdvance;
+        if (stage >= S) stage -= S, phase ^= 1;
+        ptx::mbar_wait(&full[unit_stage], unit_phase);
+        const float scale0 = scales[unit_stage * kUnit + token0], scale1 = scales[unit_stage * kUnit + token1];
+        const int32_t k = k0 + local;
+        // my_token's entry position (compact: its candidate entry, -1 for none) and the unit's first.
+        int32_t pos, first;
+        if constexpr (kMode == LogitsMode::paged) {
+          first = k * kUnit, pos = first + my_token;
+        } else if constexpr (kMode == LogitsMode::prefill) {
+          first = block_pos[unit_stage * kMaxBlocksPerUnit], pos = first + my_token;
+        } else {
+          const int32_t base = block_pos[unit_stage * kMaxBlocksPerUnit + my_block];
+          first = 0, pos = base < 0 ? -1 : base + my_offset;
+        }
+        float* out_j = seg_out;
+        for (int32_t j = 0; j < rows; ++j, out_j += p.out_stride) {
+          const int32_t lo = bounds[2 * j], hi = bounds[2 * j + 1];
+          // A row that does not see the unit is skipped (a padded row, a shorter row of 2-D lengths),
+          // by a warp-uniform decision, so that the descriptors stay uniform values.
+          const bool unseen = kMode != LogitsMode::compact && (first >= hi || first + kUnit <= lo);
+          if (__shfl_sync(0xffffffffu, int32_t(unseen), 0)) continue;
+          const uint64_t desc_b = q_desc + uint64_t((j * kHeads * kHeadDim) >> 4);
+          float sum[kAccum], step[kAccum];
+          const auto issue = [&](int s, float(&buffer)[kAccum]) {
+            mma::fence_operands(buffer);
+            mma::wgmma_fence();
+            Mma::mma(desc_a + layout::k32_step(s), desc_b + layout::k32_step(s), buffer, 0u);
+            mma::wgmma_commit();
+          };
+          if constexpr (kStepBuffers == 1) {
+            // Step 0 straight into the sum, then each step into one buffer and its add; the other
+            // warpgroups' work covers each step's latency.
+            issue(0, sum);
+            mma::wgmma_wait<0>();
+            mma::fence_operands(sum);
+#pragma unroll
+            for (int s = 1; s < kSteps; ++s) {
+              issue(s, step);
+              mma::wgmma_wait<0>();
+              mma::fence_operands(step);
+#pragma unroll
+              for (int i = 0; i < kAccum; ++i) sum[i] = __fadd_rn(sum[i], step[i]);
+            }
+          } else {
+            // Two step buffers, so that the fp32 add of step s overlaps the wgmma of step s + 1.
+            float other[kAccum];
+            issue(0, step);
+#pragma unroll
+            for (int s = 0; s < kSteps; ++s) {
+              if (s + 1 < kSteps) {
+                if (s % 2 == 0) issue(s + 1, other); else issue(s + 1, step);
+                mma::wgmma_wait<1>();
+              } else {
+                mma::wgmma_wait<0>();
+              }
+              const auto add = [&](float(&done)[kAccum]) {
+                mma::fence_operands(done);
+#pragma unroll
+                for (int i = 0; i < kAccum; ++i) sum[i] = s == 0 ? done[i] : __fadd_rn(sum[i], done[i]);
+              };
+              if (s % 2 == 0) add(step); else add(other);
+            }
+          }
+          const float v = epilogue::sm90_head_sum<kHeads>(sum, w_tile + j * kHeads, quad_lane, scale0, scale1);
+          if constexpr (kMode == LogitsMode::compact) {
+            if (storer && pos >= 0 && pos < hi) out_j[k * kUnit + my_token] = v;
+          } else {
+            if (storer && pos >= lo && pos < hi) out_j[pos] = v;
+          }
+        }
+        ptx::mbar_arrive(&empty[unit_stage]);
+      }
     } else {
       for (int32_t local = first_local; walk.begin + local < last; local += int32_t(kAdvance)) {
         const bool pair = kUnitsPerStep == 2 && walk.begin + local + kMathWG < last;
@@ -386,65 +469,19 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
           const uint8_t* q_rows = q_tile + j * kHeads * kHeadDim;
           const float* w_row = w_tile + j * kHeads;
           float acc0[kAccum], acc1[kAccum];
-          if constexpr (!kAccurate) {
-            mma::fence_operands(acc0);
-            mma::fence_operands(acc1);
-            mma::wgmma_fence();
-            // Both chains issue unconditionally (a wgmma under a branch is serialised by ptxas, C7520);
-            // without a pair b is a, and the second result is not used.
-            chain(a, q_rows, acc0);
-            chain(b, q_rows, acc1);
-            mma::wgmma_commit();
-            mma::wgmma_wait<0>();
-            mma::fence_operands(acc0);
-            mma::fence_operands(acc1);
-            if (run_a) finish(a, acc0, w_row, out_j, lo, hi);
-            if (run_b) finish(b, acc1, w_row, out_j, lo, hi);
-          } else {
-            // One unit; each k32 step from zero into one of two buffers, so that the fp32 add of step s
-            // overlaps the wgmma of step s + 1.
-            const uint64_t desc_a = uniform_descriptor(a.tile), desc_b = uniform_descriptor(q_rows);
-            const auto issue = [&](int s, float(&buffer)[kAccum]) {
-              mma::fence_operands(buffer);
-              mma::wgmma_fence();
-              Mma::mma(desc_a + layout::k32_step(s), desc_b + layout::k32_step(s), buffer, 0u);
-              mma::wgmma_commit();
-            };
-            if constexpr (kStepBuffers == 1) {
-              // Step 0 straight into the sum, then each step into one buffer and its add; the other
-              // warpgroups' work covers each step's latency.
-              issue(0, acc0);
-              mma::wgmma_wait<0>();
-              mma::fence_operands(acc0);
-#pragma unroll
-              for (int s = 1; s < kSteps; ++s) {
-                issue(s, acc1);
-                mma::wgmma_wait<0>();
-                mma::fence_operands(acc1);
-#pragma unroll
-                for (int i = 0; i < kAccum; ++i) acc0[i] = __fadd_rn(acc0[i], acc1[i]);
-              }
-            } else {
-              float step0[kAccum], step1[kAccum];
-              issue(0, step0);
-#pragma unroll
-              for (int s = 0; s < kSteps; ++s) {
-                if (s + 1 < kSteps) {
-                  if (s % 2 == 0) issue(s + 1, step1); else issue(s + 1, step0);
-                  mma::wgmma_wait<1>();
-                } else {
-                  mma::wgmma_wait<0>();
-                }
-                const auto add = [&](float(&done)[kAccum]) {
-                  mma::fence_operands(done);
-#pragma unroll
-                  for (int i = 0; i < kAccum; ++i) acc0[i] = s == 0 ? done[i] : __fadd_rn(acc0[i], done[i]);
-                };
-                if (s % 2 == 0) add(step0); else add(step1);
-              }
-            }
-            finish(a, acc0, w_row, out_j, lo, hi);
-          }
+          mma::fence_operands(acc0);
+          mma::fence_operands(acc1);
+          mma::wgmma_fence();
+          // Both chains issue unconditionally (a wgmma under a branch is serialised by ptxas, C7520);
+          // without a pair b is a, and the second result is not used.
+          chain(a, q_rows, acc0);
+          chain(b, q_rows, acc1);
+          mma::wgmma_commit();
+          mma::wgmma_wait<0>();
+          mma::fence_operands(acc0);
+          mma::fence_operands(acc1);
+          if (run_a) finish(a, acc0, w_row, out_j, lo, hi);
+          if (run_b) finish(b, acc1, w_row, out_j, lo, hi);
         }
         ptx::mbar_arrive(&empty[a.stage]);
         if (pair) ptx::mbar_arrive(&empty[b.stage]);
