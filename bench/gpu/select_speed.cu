@@ -1,7 +1,8 @@
 // Speed of the decode top-k on the GPU (CUDA events; not a test), in one run
 // with its baselines: the read-once floor (rows x columns x 4 bytes at the read
 // bandwidth measured here), vLLM's top_k_per_row_decode built from vLLM's
-// source (vllm_topk.cu; absent from a build without third_party/vllm), and
+// source (vllm_topk.cu; absent from a build without third_party/vllm) and its
+// persistent_topk (vllm_persistent_topk.cu, k = 2048 only in that version), and
 // ours: cuda_select's group kernel (a row per cluster of G blocks, one block
 // per SM, a cache of 4 tiles), the same at two blocks per SM with a cache of
 // 2 tiles, and the previous tree kernel (its output must be the same array:
@@ -36,6 +37,11 @@
 #include "select_launch.cuh"
 #if DSA_BENCH_VLLM
 #include "dsa/optimized/cuda/vllm_topk.hpp"
+#endif
+#if DSA_BENCH_VLLM && DSA_WITH_VLLM_PERSISTENT_TOPK
+#define DSA_BENCH_VLLM_PERSISTENT 1
+#else
+#define DSA_BENCH_VLLM_PERSISTENT 0
 #endif
 
 namespace {
@@ -290,8 +296,13 @@ int main(int argc, char** argv) {
   if (quick) shapes = {{64, 131072}}, ks = {2048}, kinds = {Kind::normal};
 
   std::string records;
-  std::printf("%-11s %5s %-10s %9s %3s %9s %9s %9s %9s %8s %8s %6s %6s %6s %6s\n", "shape", "k", "data", "floor us", "G",
-              "ours us", "2/SM us", "tree us", "vllm us", "ours/fl", "vllm/our", "det", "tree!=", "vdet", "vdiff");
+  std::printf("%-11s %5s %-10s %9s %3s %9s %9s %9s %9s %8s %8s %6s %6s %6s %6s %9s %8s %6s %6s\n", "shape", "k", "data",
+              "floor us", "G", "ours us", "2/SM us", "tree us", "vllm us", "ours/fl", "vllm/our", "det", "tree!=", "vdet",
+              "vdiff", "pers us", "pers/our", "pdet", "pdiff");
+#if DSA_BENCH_VLLM_PERSISTENT
+  void* persistent_ws = nullptr;
+  CHECK(cudaMalloc(&persistent_ws, size_t(dsa::cuda::vllm_persistent_topk_workspace_bytes())));
+#endif
   for (const Shape s : shapes) {
     const size_t elems = size_t(s.rows * s.cols), bytes = elems * 4;
     // Input sets rotated so one replay reads at least 3 x L2 (or 3 sets).
@@ -377,24 +388,46 @@ int main(int argc, char** argv) {
         vllm_runs_differ = rows_differing(v1, download(out_vllm, size_t(s.rows) * k), s.rows, k);
         vs_vllm = rows_differing(first, v1, s.rows, k);
 #endif
+        // vLLM's persistent_topk (its k only): time, run-to-run sets, sets against ours.
+        float t_pers = -1;
+        int64_t pers_runs_differ = -1, vs_pers = -1;
+#if DSA_BENCH_VLLM_PERSISTENT
+        if (k == dsa::cuda::vllm_persistent_topk_k()) {
+          auto pers = [&](int i) {
+            dsa::cuda::vllm_persistent_topk(inputs[size_t(i % sets)], s.rows, s.cols, d_lens, out_vllm, k,
+                                            persistent_ws, stream);
+          };
+          t_pers = time_us(pers, sets, reps, stream);
+          pers(0);
+          CHECK(cudaStreamSynchronize(stream));
+          const auto p1 = download(out_vllm, size_t(s.rows) * k);
+          pers(1);
+          pers(0);
+          CHECK(cudaStreamSynchronize(stream));
+          pers_runs_differ = rows_differing(p1, download(out_vllm, size_t(s.rows) * k), s.rows, k);
+          vs_pers = rows_differing(first, p1, s.rows, k);
+        }
+#endif
         const double floor_us = double(bytes) / (bw * 1e3);
         char shape[32];
         std::snprintf(shape, sizeof shape, "%lldx%lldk", (long long)s.rows, (long long)(s.cols / 1024));
-        std::printf("%-11s %5d %-10s %9.1f %3d %9.1f %9.1f %9.1f %9.1f %8.2f %8.2f %6s %6lld %6lld %6lld\n", shape, k,
-                    name_of(kind), floor_us, group_plan.group, t_ours, t_two, t_tree, t_vllm, t_ours / floor_us,
+        std::printf("%-11s %5d %-10s %9.1f %3d %9.1f %9.1f %9.1f %9.1f %8.2f %8.2f %6s %6lld %6lld %6lld %9.1f %8.2f %6lld %6lld\n",
+                    shape, k, name_of(kind), floor_us, group_plan.group, t_ours, t_two, t_tree, t_vllm, t_ours / floor_us,
                     t_vllm / t_ours, det ? "yes" : "NO", (long long)tree_differs, (long long)vllm_runs_differ,
-                    (long long)vs_vllm);
+                    (long long)vs_vllm, t_pers, t_pers / t_ours, (long long)pers_runs_differ, (long long)vs_pers);
         std::fflush(stdout);
-        char rec[768];
+        char rec[1024];
         std::snprintf(rec, sizeof rec,
                       "%s{\"rows\": %lld, \"columns\": %lld, \"k\": %d, \"data\": \"%s\", \"floor_us\": %.2f, "
                       "\"group\": %d, \"ours_us\": %.2f, \"ours_two_blocks_per_sm_us\": %.2f, \"tree_us\": %.2f, "
                       "\"vllm_top_k_per_row_decode_us\": %.2f, \"ours_deterministic\": %s, "
                       "\"rows_differing_ours_vs_tree\": %lld, \"vllm_rows_differing_between_runs\": %lld, "
-                      "\"rows_differing_ours_vs_vllm\": %lld}",
+                      "\"rows_differing_ours_vs_vllm\": %lld, \"vllm_persistent_topk_us\": %.2f, "
+                      "\"vllm_persistent_rows_differing_between_runs\": %lld, \"rows_differing_ours_vs_vllm_persistent\": %lld}",
                       records.empty() ? "" : ",\n    ", (long long)s.rows, (long long)s.cols, k, name_of(kind), floor_us,
                       group_plan.group, t_ours, t_two, t_tree, t_vllm, det ? "true" : "false", (long long)tree_differs,
-                      (long long)vllm_runs_differ, (long long)vs_vllm);
+                      (long long)vllm_runs_differ, (long long)vs_vllm, t_pers, (long long)pers_runs_differ,
+                      (long long)vs_pers);
         records += rec;
       }
       CHECK(cudaFree(slots));
@@ -406,6 +439,9 @@ int main(int argc, char** argv) {
     for (auto p : inputs) CHECK(cudaFree(p));
     CHECK(cudaFree(d_lens));
   }
+#if DSA_BENCH_VLLM_PERSISTENT
+  CHECK(cudaFree(persistent_ws));
+#endif
   const std::string candidates = candidate_part(bw, reps, prop, stream);
   if (!json.empty()) {
     FILE* f = std::fopen(json.c_str(), "w");

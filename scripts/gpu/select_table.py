@@ -44,15 +44,18 @@ def main():
         "one block per SM), `2/SM` the same kernel at two blocks per SM (a smaller cache), `tree` the previous tree "
         "kernel; `rows != tree`: rows where the three kernels' outputs are not the same array (must be 0). `det`: our sets bit for bit identical on a second run; `vLLM runs differ`: rows whose set "
         "changed between two runs of vLLM's kernel; `vs vLLM`: rows where our set differs from vLLM's (ties at the "
-        "cut allow it; untied data must give 0).",
+        "cut allow it; untied data must give 0). `vLLM persistent us`: vLLM's `persistent_topk` (k 2048 only in the "
+        "version built); `pers runs differ` and `vs pers` as for the decode op.",
         "",
         "| shape | k | data | floor us | G | ours us | 2/SM us | tree us | ours / floor | vLLM decode us | vLLM / ours "
-        "| torch.topk us | torch / ours | det | rows != tree | vLLM runs differ | vs vLLM |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| torch.topk us | torch / ours | det | rows != tree | vLLM runs differ | vs vLLM | vLLM persistent us "
+        "| persistent / ours | pers runs differ | vs pers |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         t = r["torch_topk_us"]
         v = r["vllm_top_k_per_row_decode_us"]
+        pers = r.get("vllm_persistent_topk_us")
         lines.append(
             f"| {r['rows']} x {r['columns'] // 1024}k | {r['k']} | {r['data']} | {f(r['floor_us'])} | "
             f"{r.get('group', '-')} | {f(r['ours_us'])} | {f(r.get('ours_two_blocks_per_sm_us'))} | "
@@ -60,7 +63,10 @@ def main():
             f"{f(v)} | {f(v / r['ours_us'] if v and v > 0 else None, 2)} | {f(t)} | "
             f"{f(t / r['ours_us'] if t else None, 2)} | {'yes' if r['ours_deterministic'] else 'NO'} | {r.get('rows_differing_ours_vs_tree', '-')} | "
             f"{r['vllm_rows_differing_between_runs'] if r['vllm_rows_differing_between_runs'] >= 0 else '-'} | "
-            f"{r['rows_differing_ours_vs_vllm'] if r['rows_differing_ours_vs_vllm'] >= 0 else '-'} |")
+            f"{r['rows_differing_ours_vs_vllm'] if r['rows_differing_ours_vs_vllm'] >= 0 else '-'} | "
+            f"{f(pers)} | {f(pers / r['ours_us'] if pers and pers > 0 else None, 2)} | "
+            f"{r.get('vllm_persistent_rows_differing_between_runs', -1) if r.get('vllm_persistent_rows_differing_between_runs', -1) >= 0 else '-'} | "
+            f"{r.get('rows_differing_ours_vs_vllm_persistent', -1) if r.get('rows_differing_ours_vs_vllm_persistent', -1) >= 0 else '-'} |")
     cands = ours.get("candidates", [])
     if cands:
         lines += [

@@ -2,25 +2,31 @@
 // one block on gfx942): the selection launches' main kernel body.
 //
 // Each block of the row's group takes one contiguous part of the row and
-// reads it once from global memory: one tile of BlockTopK's capacity stays
-// in registers, a few tiles in a shared-memory cache, and only a part beyond
-// the cache is read again per pass. The cut is found on the whole row at
-// once: every pass (the radix plan of block_topk.hpp, 11, 11 and 10 bits)
-// counts each block's entries that match the cut so far into its own
-// histogram, the group sums the histograms (each block sums a slice of the
-// bins over every block's shared memory, then every block gathers the
-// slices), and every block finds the same threshold bin from the same sums.
-// So a pass costs a scan of the part and two group barriers, not a merge of
-// k entries per block, and no block sorts what another discards.
+// reads it once from global memory into a shared-memory cache of keys in
+// position order. The cut is found on the whole row at once: every pass (the
+// radix plan of block_topk.hpp, 11, 11 and 10 bits) counts each block's
+// entries that match the cut so far into its own histogram, the group sums
+// the histograms (each block sums a slice of the bins over every block's
+// shared memory, then every block gathers the slices), and every block finds
+// the same threshold bin from the same sums. So a pass costs a scan and two
+// group barriers, not a merge of k entries per block.
 //
-// Emitting: each block knows from its own histograms how many of its entries
-// lie above the cut and at it; one exchange gives every block the counts of
-// the blocks before it, so each emits its chosen entries (BlockTopK's
-// emit_cut, tile by tile) at their ranks in the row's position order: the
-// set and the output are the tree's and the reference's (the lowest
-// positions among ties at the cut), the same on every run. Every output
-// entry is written once: the chosen, then -1 (skip_decode_fill). No
-// workspace: nothing survives the launch.
+// Only the first pass reads every key. One scan of the cache then marks the
+// entries above the first pass's bin in a bitmap of the part and lists the
+// positions of those in it; passes 2 and 3 count that list only (a bin too
+// large for the list is counted from the cache instead). The list's entries
+// above the final cut join the bitmap, those at it go to a second bitmap.
+// Emitting is a block scan of the two bitmaps' popcounts: an entry's output
+// rank is the chosen entries before it in position order (every entry above
+// the cut, and the first `need` at it, need shared out over the group's
+// blocks in position order), so the set and the output are the tree's and
+// the reference's (the lowest positions among ties at the cut), the same on
+// every run, and no atomic decides who is chosen or where it goes.
+//
+// A part larger than the cache (rows past group x cache entries) takes the
+// streamed path: the part read again per pass, one tile at a time, and
+// BlockTopK's emit_cut per tile. Every output entry is written once: the
+// chosen, then -1 (skip_decode_fill). No workspace: nothing survives the launch.
 #pragma once
 
 #include <cstdint>
@@ -62,8 +68,13 @@ struct GroupTopK {
   static constexpr int kCapacity = Block::kCapacity;
   static constexpr int kCacheEntries = kCacheTiles * kCapacity;
   static constexpr int kBins = Block::kBins;
+  static constexpr int kWords = kCacheEntries / 32;
+  // The first pass's threshold bin holds a few hundred of a part's entries
+  // on smooth data; a part of many ties counts its bin from the cache.
+  static constexpr int kListCap = kCacheEntries / 8;
   static_assert(kCacheTiles >= 1, "a cache of at least one tile");
   static_assert(kBins % kMaxGroup == 0, "every block of a group reduces a slice of whole bins");
+  static_assert(kCacheEntries % 32 == 0 && kCacheEntries < (1 << 16), "positions in 16 bits, counts packed in 16");
 
   // Block::Shared's histograms: [0] the group's sums, [1] this block's
   // counts, [2] the slice of the sums this block reduces.
@@ -72,7 +83,14 @@ struct GroupTopK {
     int32_t part_counts[2];  // this block's entries above the cut, at the cut
     int32_t before[3];       // the entries above and at the cut in the blocks before this one; the row's at it
     int32_t above_total;
-    uint32_t cache[kCacheEntries];
+    int32_t list_size;
+    uint32_t above_bits[kWords];  // the part's entries above the cut
+    uint32_t tied_bits[kWords];   // the part's entries at the cut (chosen or not)
+    uint16_t list[kListCap];      // positions in the first pass's threshold bin
+    alignas(16) uint32_t cache[kCacheEntries];
+  };
+  struct alignas(16) Quad {
+    uint32_t key[4];
   };
 
   DSA_HD static int64_t round4(int64_t n) { return (n + 3) / 4 * 4; }
@@ -88,121 +106,82 @@ struct GroupTopK {
   template <class Source>
   DSA_HD static void run(const Arch& a, Shared& sh, const Source& src, const GroupPlan& plan, int32_t* out) {
     const int groups = a.grid() / a.group_size();
-    for (int64_t r = a.block() / a.group_size(); r < src.rows(); r += groups) select_row(a, sh, src, plan, r, out);
+    for (int64_t r = a.block() / a.group_size(); r < src.rows(); r += groups) {
+      const int64_t part = round4(ceil_div(src.entries(r), a.group_size()));
+      if (part <= kCacheEntries)
+        select_cached(a, sh, src, plan, r, out);
+      else
+        select_streamed(a, sh, src, plan, r, out);
+    }
   }
 
-  template <class Source>
-  DSA_HD static void select_row(const Arch& a, Shared& sh, const Source& src, const GroupPlan& plan, int64_t r,
-                                int32_t* out) {
+  // A pass's threshold bin over the group: `local` holds this block's counts
+  // (then a barrier). Every block gets the same bin, the entries above it
+  // (th.above), its count (th.count) and the sum of all bins (total).
+  struct Found {
+    int bin = -1;
+    int32_t above = 0, count = 0;
+    int64_t total = 0;
+  };
+  DSA_HD static Found group_threshold(const Arch& a, Shared& sh, int bins, int32_t remaining) {
     const int G = a.group_size(), g = a.group_rank(), t = a.thread();
-    const int32_t k = plan.k;
-    const int64_t n = src.entries(r);
-    const int64_t part = round4(ceil_div(n, G));
-    const int64_t lo = min64(n, g * part), count = min64(n, lo + part) - lo;
-    const int tiles = int(ceil_div(count, kCapacity));
-    const bool cached = tiles <= kCacheTiles;
-    int32_t* row_out = out + r * int64_t(k);
-
-    uint32_t keys[kItems];
-    // Tile `tile` of the part into keys: from the source on the first pass (and
-    // every pass past the cache), else from registers (one tile) or the cache.
-    auto fetch = [&](int tile, bool first) {
-      if (!first && tiles == 1) return;
-      uint32_t* c = sh.cache + tile * kCapacity;
-      if (!first && cached) {
-        DSA_UNROLL
-        for (int i = 0; i < kItems; ++i) keys[i] = c[i * kThreads + t];
-        return;
-      }
-      const int64_t base = int64_t(tile) * kCapacity;
-      src.template load<kThreads, kItems>(a, r, lo + base, min64(kCapacity, count - base), keys);
-      if (first && cached && tiles > 1) {
-        DSA_UNROLL
-        for (int i = 0; i < kItems; ++i) c[i * kThreads + t] = keys[i];
-      }
-    };
-
     int32_t* sums = sh.block.hist[0];
     int32_t* local = sh.block.hist[1];
     int32_t* slice = sh.block.hist[2];
     int32_t* scalars = sh.block.pass_scalars[0];
-    RadixCut cut;
-    int32_t remaining = k, my_above = 0, my_tied = 0;
-    constexpr RadixPlan radix = plan_11_11_10();
-    for (int p = 0; p < radix.passes; ++p) {
-      const RadixPass pass = radix.pass[p];
-      const int bins = pass.bins();
-      for (int b = t; b < bins; b += kThreads) local[b] = 0;
-      if (t == 0) scalars[Block::kBin] = -1;
-      a.sync();
-      for (int tile = 0; tile < tiles; ++tile) {
-        fetch(tile, p == 0);
-        DSA_UNROLL
-        for (int i = 0; i < kItems; ++i) {
-          const bool in = keys[i] != kNoEntryKey && cut.matches(keys[i]);
-          if (p > 0 && !a.ballot(in)) continue;  // past the first pass most of a warp's entries are out
-          Block::add(a, local, in, pass.digit(keys[i]));
-        }
-      }
-      a.group_sync();  // every block's counts are in, and every block has read the last pass's slices
-      // This block's slice of the sums, one (bin, block) pair per thread at a time: block q >= 1 sums
-      // bins [(q - 1) * per_block, q * per_block), block 0 the top ones from (G - 1) * per_block (with
-      // those left over when G does not divide the bins).
-      const int per_block = bins / G;
-      const int slice_base = g == 0 ? (G - 1) * per_block : (g - 1) * per_block;
-      const int slice_bins = g == 0 ? bins - (G - 1) * per_block : per_block;
-      for (int b = t; b < slice_bins; b += kThreads) slice[slice_base + b] = 0;
-      a.sync();
-      for (int j = t; j < slice_bins * G; j += kThreads) {
-        const int b = slice_base + j % slice_bins;
-        const int32_t v = a.group_shared(local, j / slice_bins)[b];
-        if (v != 0) a.atomic_add_shared(&slice[b], v);
-      }
-      a.group_sync();  // every slice is summed
-      for (int b = t; b < bins; b += kThreads) {
-        const int owner = b >= (G - 1) * per_block ? 0 : b / per_block + 1;
-        sums[b] = a.group_shared(slice, owner)[b];
-      }
-      a.sync();
-      // The threshold bin of the sums: each thread scans its run of bins (top bins first).
-      const int per = (bins + kThreads - 1) / kThreads;
-      const int hi = bins - t * per;
-      const int run_lo = hi - per < 0 ? 0 : hi - per;
-      uint32_t run_sum = 0;
-      for (int b = run_lo; b < hi; ++b) run_sum += uint32_t(sums[b]);
-      uint32_t total = 0;
-      const int above = int(Block::block_exclusive_scan(a, sh.block, run_sum, total));
-      if (hi > run_lo && above < remaining && above + int(run_sum) >= remaining) {
-        const Threshold th = find_threshold(sums + run_lo, hi - run_lo, remaining - above);
-        scalars[Block::kBin] = run_lo + th.bin;
-        scalars[Block::kAbove] = int32_t(above + int(th.above));
-        scalars[Block::kCount] = sums[run_lo + th.bin];
-      }
-      a.sync();
-      const int bin = scalars[Block::kBin];
-      if (p == 0 && int64_t(total) <= int64_t(k)) {  // every entry is chosen: the cut {0, 0} matches all
-        int32_t mine = 0;
-        for (int b = run_lo; b < hi; ++b) mine += local[b];
-        my_tied = block_sum(a, sh, mine);
-        remaining = int32_t(total);
-        break;
-      }
-      if (bin < 0) {  // fewer entries than needed past the first pass: only a defect's state gets here
-        remaining = 0;
-        break;
-      }
-      int32_t mine = 0;
-      for (int b = run_lo; b < hi; ++b) mine += b > bin ? local[b] : 0;
-      my_above += block_sum(a, sh, mine);
-      my_tied = local[bin];
-      remaining -= scalars[Block::kAbove];
-      const int32_t in_bin = scalars[Block::kCount];
-      cut = cut.refined(pass, uint32_t(bin));
-      a.sync();  // scalars and local are read before the next pass writes them
-      if (in_bin == remaining) break;  // the threshold bin is taken whole
+    if (t == 0) scalars[Block::kBin] = -1;
+    a.group_sync();  // every block's counts are in, and every block has read the last pass's slices
+    // This block's slice of the sums, one (bin, block) pair per thread at a time: block q >= 1 sums
+    // bins [(q - 1) * per_block, q * per_block), block 0 the top ones from (G - 1) * per_block (with
+    // those left over when G does not divide the bins).
+    const int per_block = bins / G;
+    const int slice_base = g == 0 ? (G - 1) * per_block : (g - 1) * per_block;
+    const int slice_bins = g == 0 ? bins - (G - 1) * per_block : per_block;
+    for (int b = t; b < slice_bins; b += kThreads) slice[slice_base + b] = 0;
+    a.sync();
+    for (int j = t; j < slice_bins * G; j += kThreads) {
+      const int b = slice_base + j % slice_bins;
+      const int32_t v = a.group_shared(local, j / slice_bins)[b];
+      if (v != 0) a.atomic_add_shared(&slice[b], v);
     }
+    a.group_sync();  // every slice is summed
+    for (int b = t; b < bins; b += kThreads) {
+      const int owner = b >= (G - 1) * per_block ? 0 : b / per_block + 1;
+      sums[b] = a.group_shared(slice, owner)[b];
+    }
+    a.sync();
+    // The threshold bin of the sums: each thread scans its run of bins (top bins first).
+    const int per = (bins + kThreads - 1) / kThreads;
+    const int hi = bins - t * per;
+    const int run_lo = hi - per < 0 ? 0 : hi - per;
+    uint32_t run_sum = 0;
+    for (int b = run_lo; b < hi; ++b) run_sum += uint32_t(sums[b]);
+    uint32_t total = 0;
+    const int above = int(Block::block_exclusive_scan(a, sh.block, run_sum, total));
+    if (hi > run_lo && above < remaining && above + int(run_sum) >= remaining) {
+      const Threshold th = find_threshold(sums + run_lo, hi - run_lo, remaining - above);
+      scalars[Block::kBin] = run_lo + th.bin;
+      scalars[Block::kAbove] = int32_t(above + int(th.above));
+      scalars[Block::kCount] = sums[run_lo + th.bin];
+    }
+    a.sync();
+    Found f;
+    f.bin = scalars[Block::kBin];
+    f.above = scalars[Block::kAbove];
+    f.count = scalars[Block::kCount];
+    f.total = int64_t(total);
+    a.sync();  // scalars are read before the next pass writes them
+    return f;
+  }
 
-    // Every block's counts, then the ranks of this block's chosen entries.
+  // Every block's counts of entries above and at the cut; returns this
+  // block's first output rank and how many of its entries at the cut it takes.
+  struct Share {
+    int32_t offset = 0, need = 0;
+    int64_t chosen = 0;  // the row's chosen entries
+  };
+  DSA_HD static Share share_out(const Arch& a, Shared& sh, int32_t my_above, int32_t my_tied, int32_t ties) {
+    const int G = a.group_size(), g = a.group_rank(), t = a.thread();
     if (t == 0) {
       sh.part_counts[0] = my_above;
       sh.part_counts[1] = my_tied;
@@ -224,24 +203,263 @@ struct GroupTopK {
     }
     a.group_sync();  // no block leaves (or starts its next row) while another reads its counts
     const int32_t above_before = sh.before[0], tied_before = sh.before[1], tied_all = sh.before[2];
-    const int32_t above_all = sh.above_total;
+    Share s;
+    s.need = ties - tied_before > 0 ? ties - tied_before : 0;
+    s.offset = above_before + (tied_before < ties ? tied_before : ties);
+    s.chosen = int64_t(sh.above_total) + (ties < tied_all ? ties : tied_all);
+    return s;
+  }
+
+  DSA_HD static void fill_tail(const Arch& a, int64_t chosen, int32_t k, int32_t* row_out) {
+    const int G = a.group_size(), g = a.group_rank(), t = a.thread();
+    for (int64_t i = chosen + int64_t(g) * kThreads + t; i < k; i += int64_t(G) * kThreads) row_out[i] = -1;
+  }
+
+  // A part that fits the cache: read once, the later passes over the first pass's threshold bin only.
+  template <class Source>
+  DSA_HD static void select_cached(const Arch& a, Shared& sh, const Source& src, const GroupPlan& plan, int64_t r,
+                                   int32_t* out) {
+    const int G = a.group_size(), g = a.group_rank(), t = a.thread();
+    const int32_t k = plan.k;
+    const int64_t n = src.entries(r);
+    const int64_t part = round4(ceil_div(n, G));
+    const int64_t lo = min64(n, g * part);
+    const int count = int(min64(n, lo + part) - lo);
+    const int tiles = int(ceil_div(count, kCapacity));
+    const int quads = (count + 3) / 4;
+    const int words = (count + 31) / 32;
+    int32_t* row_out = out + r * int64_t(k);
+    int32_t* local = sh.block.hist[1];
+    constexpr RadixPlan radix = plan_11_11_10();
+
+    for (int b = t; b < kBins; b += kThreads) local[b] = 0;
+    for (int w = t; w < words; w += kThreads) sh.above_bits[w] = 0, sh.tied_bits[w] = 0;
+    if (t == 0) sh.list_size = 0;
+    a.sync();
+    // Pass 1: the part into the cache (no entry past it, up to the quad), its first digits counted;
+    // the next tile's loads are in flight while this one is counted.
+    uint32_t keys[kItems], next[kItems];
+    if (tiles > 0) src.template load<kThreads, kItems>(a, r, lo, min64(kCapacity, count), next);
+    for (int tile = 0; tile < tiles; ++tile) {
+      const int base = tile * kCapacity;
+      DSA_UNROLL
+      for (int i = 0; i < kItems; ++i) keys[i] = next[i];
+      if (tile + 1 < tiles)
+        src.template load<kThreads, kItems>(a, r, lo + base + kCapacity, min64(kCapacity, count - base - kCapacity), next);
+      DSA_UNROLL
+      for (int j = 0; j < kItems / 4; ++j) {
+        const int p0 = base + int(item_position<kThreads>(t, j * 4));
+        if (p0 < count) {
+          Quad q;
+          DSA_UNROLL
+          for (int v = 0; v < 4; ++v) q.key[v] = keys[j * 4 + v];
+          *reinterpret_cast<Quad*>(sh.cache + p0) = q;
+        }
+      }
+      DSA_UNROLL
+      for (int i = 0; i < kItems; ++i) Block::add(a, local, keys[i] != kNoEntryKey, radix.pass[0].digit(keys[i]));
+    }
+    a.sync();
+    const Found first = group_threshold(a, sh, radix.pass[0].bins(), k);
+    // The first scan's split: keys from `from` up are at or above the bin; of those, a first digit
+    // above `above_digit` is above the cut, and the rest (digit == bin) go to the list.
+    uint32_t from = 1;
+    int above_digit = -1;
+    int32_t remaining = int32_t(first.total);  // every entry is chosen
+    bool listed = false, on_list = false;
+    if (first.total > k && first.bin >= 0) {
+      remaining = k - first.above;
+      from = uint32_t(first.bin) << radix.pass[0].shift;
+      from = from > 1u ? from : 1u;
+      above_digit = first.count == remaining ? first.bin - 1 : first.bin;
+      listed = above_digit == first.bin;
+      on_list = listed && local[first.bin] <= kListCap;
+    } else if (first.bin < 0 && first.total > k) {  // only a defect's state gets here
+      remaining = 0;
+      from = 0xffffffffu;
+      above_digit = kBins;
+    }
+    for (int u = t; u - t < quads; u += kThreads) {  // whole warps: the ballots below
+      Quad q{};
+      if (u < quads) q = *reinterpret_cast<const Quad*>(sh.cache + 4 * u);
+      const bool any = q.key[0] >= from || q.key[1] >= from || q.key[2] >= from || q.key[3] >= from;
+      if (!a.ballot(any)) continue;
+      uint32_t above_mask = 0;
+      bool at[4];
+      DSA_UNROLL
+      for (int v = 0; v < 4; ++v) {
+        const bool in = 4 * u + v < count && q.key[v] >= from;
+        const bool up = in && int(q.key[v] >> radix.pass[0].shift) > above_digit;
+        above_mask |= uint32_t(up) << v;
+        at[v] = in && !up;
+      }
+      if (above_mask) a.atomic_or_shared(&sh.above_bits[u / 8], above_mask << (4 * (u % 8)));
+      if (on_list) {
+        DSA_UNROLL
+        for (int v = 0; v < 4; ++v) {
+          const typename Arch::LaneMask m = a.ballot(at[v]);
+          int slot = 0;
+          if (Block::lane(a) == 0 && m) slot = a.atomic_add_shared(&sh.list_size, popc(m));
+          slot = a.shfl(slot, 0) + popc(m & Block::lanes_below(a));
+          if (at[v]) sh.list[slot] = uint16_t(4 * u + v);
+        }
+      }
+    }
+    a.sync();
+    // Passes 2 and 3 over the threshold bin: the list, or the cache's entries in the bin.
+    const int list_n = sh.list_size;
+    RadixCut cut;
+    if (listed) cut = cut.refined(radix.pass[0], uint32_t(first.bin));
+    const uint32_t first_bin = uint32_t(first.bin);
+    auto for_bin = [&](auto&& visit) {
+      if (on_list) {
+        for (int i = t; i - t < list_n; i += kThreads) {
+          const bool ok = i < list_n;
+          const int p = ok ? sh.list[i] : 0;
+          visit(ok, p, ok ? sh.cache[p] : kNoEntryKey);
+        }
+      } else {
+        for (int p = t; p - t < count; p += kThreads) {
+          const uint32_t key = p < count ? sh.cache[p] : kNoEntryKey;
+          visit(key != kNoEntryKey && (key >> radix.pass[0].shift) == first_bin, p, key);
+        }
+      }
+    };
+    for (int pass_index = 1; listed && pass_index < radix.passes; ++pass_index) {
+      const RadixPass pass = radix.pass[pass_index];
+      for (int b = t; b < pass.bins(); b += kThreads) local[b] = 0;
+      a.sync();
+      for_bin([&](bool in, int, uint32_t key) { Block::add(a, local, in && cut.matches(key), pass.digit(key)); });
+      a.sync();
+      const Found f = group_threshold(a, sh, pass.bins(), remaining);
+      if (f.bin < 0) {  // fewer entries than needed: only a defect's state gets here
+        remaining = 0;
+        break;
+      }
+      remaining -= f.above;
+      cut = cut.refined(pass, uint32_t(f.bin));
+      if (f.count == remaining) break;  // the threshold bin is taken whole
+    }
+    if (listed) {
+      for_bin([&](bool in, int p, uint32_t key) {
+        if (in && cut.above(key)) a.atomic_or_shared(&sh.above_bits[p / 32], 1u << (p % 32));
+        if (in && cut.matches(key)) a.atomic_or_shared(&sh.tied_bits[p / 32], 1u << (p % 32));
+      });
+    }
+    a.sync();
+
+    // Each thread's run of words: its counts, their prefix over the block, then the row's share.
+    constexpr int kPer = (kWords + kThreads - 1) / kThreads;
+    const int w0 = t * kPer;
+    uint32_t counts = 0;
+    DSA_UNROLL
+    for (int q = 0; q < kPer; ++q) {
+      if (w0 + q < words) counts += (uint32_t(popc(sh.above_bits[w0 + q])) << 16) + uint32_t(popc(sh.tied_bits[w0 + q]));
+    }
+    uint32_t total = 0;
+    uint32_t prefix = Block::block_exclusive_scan(a, sh.block, counts, total);
+    const int32_t ties = listed ? remaining : 0;
+    const Share s = share_out(a, sh, int32_t(total >> 16), int32_t(total & 0xffffu), ties);
+    const int32_t need = s.need;
+    int32_t above_rank = int32_t(prefix >> 16), tie_rank = int32_t(prefix & 0xffffu);
+    DSA_UNROLL
+    for (int q = 0; q < kPer; ++q) {
+      if (w0 + q >= words) break;
+      const uint32_t up = sh.above_bits[w0 + q], tied = sh.tied_bits[w0 + q];
+      for (uint32_t m = up | tied; m != 0; m &= m - 1) {
+        const uint32_t bit = m & (~m + 1u);
+        const int b = popc(bit - 1u);
+        const int32_t ar = above_rank + popc(up & (bit - 1u)), tr = tie_rank + popc(tied & (bit - 1u));
+        int32_t rank = -1;
+        if (up & bit)
+          rank = ar + (tr < need ? tr : need);
+        else if (tr < need)
+          rank = ar + tr;
+        if (rank >= 0 && s.offset + rank < k)
+          row_out[s.offset + rank] = src.payload(r, lo + int64_t(w0 + q) * 32 + b);
+      }
+      above_rank += popc(up);
+      tie_rank += popc(tied);
+    }
+    fill_tail(a, s.chosen, k, row_out);
+    a.sync();  // the next row's first pass rewrites the histograms and the bitmaps
+  }
+
+  // A part past the cache: read again per pass, tile by tile, and emitted by BlockTopK's emit_cut.
+  template <class Source>
+  DSA_HD static void select_streamed(const Arch& a, Shared& sh, const Source& src, const GroupPlan& plan, int64_t r,
+                                     int32_t* out) {
+    const int G = a.group_size(), g = a.group_rank(), t = a.thread();
+    const int32_t k = plan.k;
+    const int64_t n = src.entries(r);
+    const int64_t part = round4(ceil_div(n, G));
+    const int64_t lo = min64(n, g * part), count = min64(n, lo + part) - lo;
+    const int tiles = int(ceil_div(count, kCapacity));
+    int32_t* row_out = out + r * int64_t(k);
+    uint32_t keys[kItems];
+    int32_t* local = sh.block.hist[1];
+    RadixCut cut;
+    int32_t remaining = k, my_above = 0, my_tied = 0;
+    constexpr RadixPlan radix = plan_11_11_10();
+    for (int p = 0; p < radix.passes; ++p) {
+      const RadixPass pass = radix.pass[p];
+      const int bins = pass.bins();
+      for (int b = t; b < bins; b += kThreads) local[b] = 0;
+      a.sync();
+      for (int tile = 0; tile < tiles; ++tile) {
+        const int64_t base = int64_t(tile) * kCapacity;
+        src.template load<kThreads, kItems>(a, r, lo + base, min64(kCapacity, count - base), keys);
+        DSA_UNROLL
+        for (int i = 0; i < kItems; ++i) {
+          const bool in = keys[i] != kNoEntryKey && cut.matches(keys[i]);
+          if (p > 0 && !a.ballot(in)) continue;  // past the first pass most of a warp's entries are out
+          Block::add(a, local, in, pass.digit(keys[i]));
+        }
+      }
+      a.sync();
+      const Found f = group_threshold(a, sh, bins, remaining);
+      // This thread's run of bins in group_threshold's order: its share of the block's counts.
+      const int per = (bins + kThreads - 1) / kThreads;
+      const int hi = bins - t * per;
+      const int run_lo = hi - per < 0 ? 0 : hi - per;
+      if (p == 0 && f.total <= int64_t(k)) {  // every entry is chosen: the cut {0, 0} matches all
+        int32_t mine = 0;
+        for (int b = run_lo; b < hi; ++b) mine += local[b];
+        my_tied = block_sum(a, sh, mine);
+        remaining = int32_t(f.total);
+        break;
+      }
+      if (f.bin < 0) {  // fewer entries than needed past the first pass: only a defect's state gets here
+        remaining = 0;
+        break;
+      }
+      int32_t mine = 0;
+      for (int b = run_lo; b < hi; ++b) mine += b > f.bin ? local[b] : 0;
+      my_above += block_sum(a, sh, mine);
+      my_tied = local[f.bin];
+      remaining -= f.above;
+      cut = cut.refined(pass, uint32_t(f.bin));
+      a.sync();  // local is read before the next pass writes it
+      if (f.count == remaining) break;  // the threshold bin is taken whole
+    }
+
     const int32_t ties = remaining;  // the first `ties` entries at the cut, in position order
-    int32_t need = ties - tied_before > 0 ? ties - tied_before : 0;
-    int offset = int(above_before + (tied_before < ties ? tied_before : ties));
+    const Share s = share_out(a, sh, my_above, my_tied, ties);
+    int32_t need = s.need;
+    int offset = int(s.offset);
     Cut c;
     c.cut = cut;
     for (int tile = 0; tile < tiles; ++tile) {
-      fetch(tile, false);
+      const int64_t first = lo + int64_t(tile) * kCapacity;
+      src.template load<kThreads, kItems>(a, r, first, min64(kCapacity, count - int64_t(tile) * kCapacity), keys);
       c.need = need;
       int tile_tied = 0;
-      const int64_t first = lo + int64_t(tile) * kCapacity;
       offset = Block::emit_cut(
           a, sh.block, keys, c, offset, k,
           [&](int rank, int item) { row_out[rank] = src.payload(r, first + Block::position(t, item)); }, &tile_tied);
       need -= need < tile_tied ? need : tile_tied;
     }
-    const int64_t chosen = min64(k, int64_t(above_all) + (ties < tied_all ? ties : tied_all));
-    for (int64_t i = chosen + int64_t(g) * kThreads + t; i < k; i += int64_t(G) * kThreads) row_out[i] = -1;
+    fill_tail(a, s.chosen, k, row_out);
     a.sync();  // the next row's first pass rewrites the histograms
   }
 };
