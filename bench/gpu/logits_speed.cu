@@ -14,17 +14,11 @@
 
 #include "dsa/optimized/cuda/runtime.hpp"
 #include "dsa/optimized/cuda/sm90_logits.hpp"
+#include "gpu_timing.cuh"
 
 namespace {
 
-#define CHECK(call)                                                                              \
-  do {                                                                                           \
-    cudaError_t e_ = (call);                                                                     \
-    if (e_ != cudaSuccess) {                                                                     \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                              \
-    }                                                                                            \
-  } while (0)
+namespace bench_gpu = dsa::bench_gpu;
 
 __device__ uint32_t mix(uint64_t x) {
   x ^= x >> 33;
@@ -57,58 +51,15 @@ __global__ void fill_floats(float* p, size_t n, uint64_t seed) {
     p[i] = float(int(mix(seed + i) % 2001) - 1000) / 1000.0f;
 }
 
-// The read-bandwidth probe: every 16-byte word read once, XOR-reduced (one word per block written).
-__global__ void __launch_bounds__(512) read_all(const uint4* p, size_t n, uint4* sink) {
-  uint4 acc = make_uint4(0, 0, 0, 0);
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    const uint4 v = __ldcs(p + i);
-    acc.x ^= v.x, acc.y ^= v.y, acc.z ^= v.z, acc.w ^= v.w;
-  }
-  if ((acc.x ^ acc.y ^ acc.z ^ acc.w) == 0x12345678u) sink[blockIdx.x] = acc;
-}
-
-float median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// Launches are captured K at a time in a CUDA graph (so host work between launches costs nothing,
-// as with DeepGEMM's graph below) and each replay is timed by events; the result is the median
-// replay over `reps` replays after warm-up, divided by K.
+// Launches are captured 8 at a time in a CUDA graph; the result is the median replay over `reps`
+// replays after `warmup`, divided by 8 (gpu_timing.cuh).
 template <class F>
 float time_median_us(F&& launch, int reps, int warmup) {
-  constexpr int kPerGraph = 8;
   cudaStream_t stream;
   CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  for (int i = 0; i < 2; ++i) launch(i, stream);  // first-call work (attributes) outside the capture
-  CHECK(cudaStreamSynchronize(stream));
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < kPerGraph; ++i) launch(i, stream);
-  CHECK(cudaStreamEndCapture(stream, &graph));
-  CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
-  for (int i = 0; i < warmup; ++i) CHECK(cudaGraphLaunch(exec, stream));
-  CHECK(cudaStreamSynchronize(stream));
-  std::vector<float> t;
-  for (int i = 0; i < reps; ++i) {
-    CHECK(cudaEventRecord(a, stream));
-    CHECK(cudaGraphLaunch(exec, stream));
-    CHECK(cudaEventRecord(b, stream));
-    CHECK(cudaEventSynchronize(b));
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms * 1000.0f / kPerGraph);
-  }
-  CHECK(cudaEventDestroy(a));
-  CHECK(cudaEventDestroy(b));
-  CHECK(cudaGraphExecDestroy(exec));
-  CHECK(cudaGraphDestroy(graph));
+  const float us = bench_gpu::graph_median_us(launch, 8, reps, warmup, stream);
   CHECK(cudaStreamDestroy(stream));
-  return median(t);
+  return us;
 }
 
 struct ShapeResult {
@@ -159,17 +110,10 @@ int main(int argc, char** argv) {
   // Read bandwidth: 4 GiB read once per launch.
   double read_tbps = 0;
   {
-    const size_t bytes = size_t(4) << 30, words = bytes / 16;
-    uint4* buf;
-    uint4* sink;
-    CHECK(cudaMalloc(&buf, bytes));
-    CHECK(cudaMalloc(&sink, 4096 * sizeof(uint4)));
-    fill_codes<<<4096, 256>>>(reinterpret_cast<uint8_t*>(buf), bytes, 7);
-    const float us = time_median_us(
-        [&](int, cudaStream_t st) { read_all<<<dev.sm_count * 4, 512, 0, st>>>(buf, words, sink); }, 10, 1);
-    read_tbps = double(bytes) / (us * 1e-6) / 1e12;
-    CHECK(cudaFree(buf));
-    CHECK(cudaFree(sink));
+    cudaStream_t stream;
+    CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    read_tbps = bench_gpu::read_bandwidth_gbs(dev.sm_count * 4, stream) / 1e3;
+    CHECK(cudaStreamDestroy(stream));
     std::printf("read bandwidth: %.3f TB/s (4 GiB reduction, median of 10 graphs of 8)\n", read_tbps);
   }
 

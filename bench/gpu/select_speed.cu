@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "dsa/optimized/cuda/select.hpp"
+#include "gpu_timing.cuh"
 #include "select_launch.cuh"
 #if DSA_BENCH_VLLM
 #include "dsa/optimized/cuda/vllm_topk.hpp"
@@ -52,15 +53,6 @@ using dsa::common::select::DenseRows;
 using dsa::common::select::GroupPlan;
 using dsa::common::select::TreeOutput;
 using dsa::common::select::TreePlan;
-
-#define CHECK(call)                                                                              \
-  do {                                                                                           \
-    cudaError_t e_ = (call);                                                                     \
-    if (e_ != cudaSuccess) {                                                                     \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                              \
-    }                                                                                            \
-  } while (0)
 
 __device__ uint32_t hash(uint64_t x) {
   x ^= x >> 31;
@@ -89,66 +81,11 @@ __global__ void fill(float* p, int64_t rows, int64_t cols, int kind, uint64_t se
   }
 }
 
-// Every 16-byte word read once (XOR-reduced; one word per block written only
-// if the sum is a magic value, so nothing is elided).
-__global__ void __launch_bounds__(512) read_all(const uint4* p, size_t n, uint4* sink) {
-  uint4 acc = make_uint4(0, 0, 0, 0);
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    const uint4 v = __ldcs(p + i);
-    acc.x ^= v.x, acc.y ^= v.y, acc.z ^= v.z, acc.w ^= v.w;
-  }
-  if ((acc.x ^ acc.y ^ acc.z ^ acc.w) == 0x9e3779b9u) sink[blockIdx.x] = acc;
-}
-
-float median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 // launch(i) for i in [0, per_replay) captured in one graph; returns the median
 // replay time divided by per_replay, in microseconds.
 template <class F>
 float time_us(F&& launch, int per_replay, int reps, cudaStream_t stream) {
-  for (int i = 0; i < per_replay; ++i) launch(i);  // warm-up (and one-time set-up) outside the capture
-  CHECK(cudaStreamSynchronize(stream));
-  cudaGraph_t graph;
-  CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < per_replay; ++i) launch(i);
-  CHECK(cudaStreamEndCapture(stream, &graph));
-  cudaGraphExec_t exec;
-  CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  CHECK(cudaGraphLaunch(exec, stream));
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
-  std::vector<float> ms;
-  for (int r = 0; r < reps; ++r) {
-    CHECK(cudaEventRecord(a, stream));
-    CHECK(cudaGraphLaunch(exec, stream));
-    CHECK(cudaEventRecord(b, stream));
-    CHECK(cudaEventSynchronize(b));
-    float t = 0;
-    CHECK(cudaEventElapsedTime(&t, a, b));
-    ms.push_back(t);
-  }
-  CHECK(cudaGraphExecDestroy(exec));
-  CHECK(cudaGraphDestroy(graph));
-  CHECK(cudaEventDestroy(a));
-  CHECK(cudaEventDestroy(b));
-  return median(ms) * 1000.0f / float(per_replay);
-}
-
-double read_bandwidth_gbs(cudaStream_t stream) {
-  const size_t bytes = size_t(4) << 30;
-  uint4* p = nullptr;
-  uint4* sink = nullptr;
-  CHECK(cudaMalloc(&p, bytes));
-  CHECK(cudaMalloc(&sink, 132 * 8 * sizeof(uint4)));
-  CHECK(cudaMemset(p, 1, bytes));
-  const float us = time_us([&](int) { read_all<<<132 * 8, 512, 0, stream>>>(p, bytes / 16, sink); }, 1, 20, stream);
-  CHECK(cudaFree(p));
-  CHECK(cudaFree(sink));
-  return double(bytes) / (double(us) * 1e3);
+  return dsa::bench_gpu::graph_median_us([&](int i, cudaStream_t) { launch(i); }, per_replay, reps, 1, stream);
 }
 
 std::vector<int32_t> download(const int32_t* d, size_t n) {
@@ -286,7 +223,7 @@ int main(int argc, char** argv) {
   CHECK(cudaGetDeviceProperties(&prop, 0));
   cudaStream_t stream;
   CHECK(cudaStreamCreate(&stream));
-  const double bw = read_bandwidth_gbs(stream);
+  const double bw = dsa::bench_gpu::read_bandwidth_gbs(132 * 8, stream);
   std::printf("device %s, %d SMs, L2 %d MB, read bandwidth %.0f GB/s\n", prop.name, prop.multiProcessorCount,
               prop.l2CacheSize >> 20, bw);
 
