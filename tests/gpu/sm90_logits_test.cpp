@@ -172,6 +172,24 @@ class GridLimit {
   GridLimit& operator=(const GridLimit&) = delete;
 };
 
+// The kernel's logits of `p` on at most `blocks` blocks against its profile, bit for bit (clean:
+// -inf past each row's length), from a poisoned buffer.
+::testing::AssertionResult bit_exact_on_blocks(Sm90Variant v, const DecodeProblem& p, int32_t blocks) {
+  const Profile& profile = kernel_profile(v);
+  const Logits expected = decode_logits(p, profile).logits;
+  Logits actual = poisoned(p.rows(), p.logits_width);
+  {
+    const GridLimit limit(blocks);
+    cuda::make_cuda_sm90_ops(v)->decode_logits(p, profile, actual);
+  }
+  oracle::LogitsCheckOptions options;
+  options.clean = true;
+  options.poison_bits = oracle::kPoisonF32Bits;
+  const auto verdict = oracle::check_logits(actual, expected, visible_lens(p), options);
+  if (verdict.passed) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "on " << blocks << " blocks: " << describe(verdict);
+}
+
 TEST(Sm90FewBlocks, RingWrapsAndPairedUnitsStayBitExact) {
   REQUIRE_SM90();
   for (Sm90Variant v : {Sm90Variant::standard, Sm90Variant::accurate})
@@ -184,20 +202,8 @@ TEST(Sm90FewBlocks, RingWrapsAndPairedUnitsStayBitExact) {
         c.heads = 64;
         c.head_dim = 128;
         c.seq_lens = {int32_t(3800 + rng.uniform_int(0, 63)), int32_t(3000 + rng.uniform_int(0, 63))};
-        const DecodeProblem p = make_decode_problem(c, rng);
-        const Profile& profile = kernel_profile(v);
-        const Logits expected = decode_logits(p, profile).logits;
-        Logits actual = poisoned(p.rows(), p.logits_width);
-        {
-          const GridLimit limit(blocks);
-          cuda::make_cuda_sm90_ops(v)->decode_logits(p, profile, actual);
-        }
-        oracle::LogitsCheckOptions options;
-        options.clean = true;
-        options.poison_bits = oracle::kPoisonF32Bits;
-        const auto verdict = oracle::check_logits(actual, expected, visible_lens(p), options);
-        EXPECT_TRUE(verdict.passed) << (v == Sm90Variant::accurate ? "accurate" : "standard") << " next_n " << next_n
-                                    << " on " << blocks << " blocks: " << describe(verdict);
+        EXPECT_TRUE(bit_exact_on_blocks(v, make_decode_problem(c, rng), blocks))
+            << (v == Sm90Variant::accurate ? "accurate" : "standard") << " next_n " << next_n;
       }
 }
 
@@ -216,20 +222,8 @@ TEST(Sm90FewBlocks, ManyShortRequestsRefillTheQBuffers) {
         c.heads = 64;
         c.head_dim = 128;
         for (int32_t b = 0; b < c.batch; ++b) c.seq_lens.push_back(int32_t(next_n + rng.uniform_int(0, 380)));
-        const DecodeProblem p = make_decode_problem(c, rng);
-        const Profile& profile = kernel_profile(v);
-        const Logits expected = decode_logits(p, profile).logits;
-        Logits actual = poisoned(p.rows(), p.logits_width);
-        {
-          const GridLimit limit(blocks);
-          cuda::make_cuda_sm90_ops(v)->decode_logits(p, profile, actual);
-        }
-        oracle::LogitsCheckOptions options;
-        options.clean = true;
-        options.poison_bits = oracle::kPoisonF32Bits;
-        const auto verdict = oracle::check_logits(actual, expected, visible_lens(p), options);
-        EXPECT_TRUE(verdict.passed) << (v == Sm90Variant::accurate ? "accurate" : "standard") << " next_n " << next_n
-                                    << " on " << blocks << " blocks: " << describe(verdict);
+        EXPECT_TRUE(bit_exact_on_blocks(v, make_decode_problem(c, rng), blocks))
+            << (v == Sm90Variant::accurate ? "accurate" : "standard") << " next_n " << next_n;
       }
 }
 
