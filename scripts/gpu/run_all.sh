@@ -83,8 +83,10 @@ grep -E '^\[  FAILED  \]' "$OUT/logs/gpu_tests.log" | head -20 | tee -a "$summar
 
 # 3 and 4. Every CUDA implementation of the table (dsa-oracle fuzz --list names them).
 # Only those that can run on this GPU: cuda_sm100_sparse_logits is sm_100a code ("not here" on an H200).
-impls=$("$B/dsa-oracle" fuzz --list 2>/dev/null | grep -E '^ +cuda_[a-z0-9_]+ +cuda +available' | awk '{print $1}' |
-  grep -v -E '_mutant|^cuda_select_' | sort -u | grep -E "${IMPLS:-.}" | tr '\n' ' ')
+# `fuzz --list` has a section of implementations and one of mutants: names are read from their own section.
+impls=$("$B/dsa-oracle" fuzz --list 2>/dev/null |
+  awk '/^implementations/ {s = 1; next} /^mutants/ {s = 0} s && $2 == "cuda" && $3 == "available" {print $1}' |
+  sort -u | grep -E "${IMPLS:-.}" | tr '\n' ' ')
 absent=$("$B/dsa-oracle" fuzz --list 2>/dev/null | grep -E '^ +cuda_[a-z0-9_]+ +cuda +not here' | awk '{print $1}' | tr '\n' ' ')
 note "cuda implementations in the table that run here: ${impls:-none}; built but not for this GPU: ${absent:-none}"
 for impl in $impls; do
@@ -135,7 +137,8 @@ command -v cuobjdump >/dev/null && cuobjdump -sass "$B/logits_speed" 2>/dev/null
 # 6. The selection kernels (docs/cuda.md, "Selection").
 if [ "${SKIP_SELECT:-0}" != 1 ]; then
   # The GPU campaign against each bug injected into the CUDA kernel (docs/mutants.md): killed or not.
-  cuda_mutants=$("$B/dsa-oracle" fuzz --list 2>/dev/null | grep -o -E '\bcuda_select_[a-z_]+' | sort -u | paste -sd, -)
+  cuda_mutants=$("$B/dsa-oracle" fuzz --list 2>/dev/null | awk '/^mutants/ {s = 1; next} s && $1 ~ /^cuda_/ {print $1}' |
+    sort -u | paste -sd, -)
   if [ -n "$cuda_mutants" ]; then
     timeout "${T_MUTANTS:-150}" "$B/dsa-oracle" fuzz --mutants "$cuda_mutants" --mutant-seconds "${MUTANT_SECONDS:-20}" \
       --seed 20261201 --quiet --out "$OUT/logs/cuda_mutants.jsonl" >"$OUT/logs/cuda_mutants.log" 2>&1
