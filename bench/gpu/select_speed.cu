@@ -4,8 +4,7 @@
 // source (vllm_topk.cu; absent from a build without third_party/vllm) and its
 // persistent_topk (vllm_persistent_topk.cu, k = 2048 only in that version), and
 // ours: cuda_select's group kernel (a row per cluster of G blocks, one block
-// per SM, a cache of 4 tiles), the same at two blocks per SM with a cache of
-// 2 tiles, and the previous tree kernel (its output must be the same array:
+// per SM, a cache of 4 tiles), the same at 1024 threads of 8 keys, and the previous tree kernel (its output must be the same array:
 // both write the reference's set in position order). torch.topk is timed by
 // scripts/gpu/select_torch_bench.py in the same device call.
 //
@@ -234,7 +233,7 @@ int main(int argc, char** argv) {
 
   std::string records;
   std::printf("%-11s %5s %-10s %9s %3s %9s %9s %9s %9s %8s %8s %6s %6s %6s %6s %9s %8s %6s %6s\n", "shape", "k", "data",
-              "floor us", "G", "ours us", "2/SM us", "tree us", "vllm us", "ours/fl", "vllm/our", "det", "tree!=", "vdet",
+              "floor us", "G", "ours us", "1024t us", "tree us", "vllm us", "ours/fl", "vllm/our", "det", "tree!=", "vdet",
               "vdiff", "pers us", "pers/our", "pdet", "pdiff");
 #if DSA_BENCH_VLLM_PERSISTENT
   void* persistent_ws = nullptr;
@@ -260,7 +259,7 @@ int main(int argc, char** argv) {
       const TreePlan plan = dsa::cuda::select_plan(s.cols, k, "decode_top_k");
       const GroupPlan group_plan = dsa::cuda::select_group_plan(s.rows, s.cols, k, "decode_top_k");
       const GroupPlan group_plan2{
-          k, dsa::cuda::select_kernels::group_size<DenseRows, 2, 2>(s.rows, s.cols)};
+          k, dsa::cuda::select_kernels::group_size<DenseRows, 4, 1, 1024, 8>(s.rows, s.cols)};
       uint64_t* slots = nullptr;
       uint32_t* counters = nullptr;
       int32_t* out = nullptr;
@@ -280,8 +279,8 @@ int main(int argc, char** argv) {
           dsa::cuda::launch_select(DenseRows{inputs[size_t(i % sets)], s.cols, span}, group_plan, out, stream);
         };
         auto ours2 = [&](int i) {
-          dsa::cuda::select_kernels::launch_group<DenseRows, 2, 2>(DenseRows{inputs[size_t(i % sets)], s.cols, span},
-                                                                   group_plan2, out, stream);
+          dsa::cuda::select_kernels::launch_group<DenseRows, 4, 1, 1024, 8>(
+              DenseRows{inputs[size_t(i % sets)], s.cols, span}, group_plan2, out, stream);
         };
         auto tree = [&](int i) {
           dsa::cuda::launch_select(DenseRows{inputs[size_t(i % sets)], s.cols, span}, plan, o, stream);
@@ -356,7 +355,7 @@ int main(int argc, char** argv) {
         char rec[1024];
         std::snprintf(rec, sizeof rec,
                       "%s{\"rows\": %lld, \"columns\": %lld, \"k\": %d, \"data\": \"%s\", \"floor_us\": %.2f, "
-                      "\"group\": %d, \"ours_us\": %.2f, \"ours_two_blocks_per_sm_us\": %.2f, \"tree_us\": %.2f, "
+                      "\"group\": %d, \"ours_us\": %.2f, \"ours_1024_threads_us\": %.2f, \"tree_us\": %.2f, "
                       "\"vllm_top_k_per_row_decode_us\": %.2f, \"ours_deterministic\": %s, "
                       "\"rows_differing_ours_vs_tree\": %lld, \"vllm_rows_differing_between_runs\": %lld, "
                       "\"rows_differing_ours_vs_vllm\": %lld, \"vllm_persistent_topk_us\": %.2f, "

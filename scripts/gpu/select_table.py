@@ -41,13 +41,13 @@ def main():
         f"bandwidth measured in the same run: {ours.get('read_bandwidth_gbs', 0):.0f} GB/s. Times are medians of "
         "CUDA-graph replays (CUDA events), inputs rotated over several times the L2. Floor: rows x columns x 4 bytes "
         "at the measured read bandwidth. `ours` is `cuda_select` (the group kernel: a row per cluster of `G` blocks, "
-        "one block per SM), `2/SM` the same kernel at two blocks per SM (a smaller cache), `tree` the previous tree "
+        "one block per SM), `1024t` the same kernel at 1024 threads of 8 keys (run 5: `2/SM`, two blocks per SM with a smaller cache), `tree` the previous tree "
         "kernel; `rows != tree`: rows where the three kernels' outputs are not the same array (must be 0). `det`: our sets bit for bit identical on a second run; `vLLM runs differ`: rows whose set "
         "changed between two runs of vLLM's kernel; `vs vLLM`: rows where our set differs from vLLM's (ties at the "
         "cut allow it; untied data must give 0). `vLLM persistent us`: vLLM's `persistent_topk` (k 2048 only in the "
         "version built); `pers runs differ` and `vs pers` as for the decode op.",
         "",
-        "| shape | k | data | floor us | G | ours us | 2/SM us | tree us | ours / floor | vLLM decode us | vLLM / ours "
+        "| shape | k | data | floor us | G | ours us | 1024t us | tree us | ours / floor | vLLM decode us | vLLM / ours "
         "| torch.topk us | torch / ours | det | rows != tree | vLLM runs differ | vs vLLM | vLLM persistent us "
         "| persistent / ours | pers runs differ | vs pers |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -58,7 +58,7 @@ def main():
         pers = r.get("vllm_persistent_topk_us")
         lines.append(
             f"| {r['rows']} x {r['columns'] // 1024}k | {r['k']} | {r['data']} | {f(r['floor_us'])} | "
-            f"{r.get('group', '-')} | {f(r['ours_us'])} | {f(r.get('ours_two_blocks_per_sm_us'))} | "
+            f"{r.get('group', '-')} | {f(r['ours_us'])} | {f(r.get('ours_1024_threads_us', r.get('ours_two_blocks_per_sm_us')))} | "
             f"{f(r.get('tree_us'))} | {f(r['ours_us'] / r['floor_us'], 2)} | "
             f"{f(v)} | {f(v / r['ours_us'] if v and v > 0 else None, 2)} | {f(t)} | "
             f"{f(t / r['ours_us'] if t else None, 2)} | {'yes' if r['ours_deterministic'] else 'NO'} | {r.get('rows_differing_ours_vs_tree', '-')} | "

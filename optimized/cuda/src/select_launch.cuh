@@ -40,9 +40,9 @@ void launch(const Source& src, const common::select::TreePlan& plan, const commo
 // The group kernel's launch: rows * group blocks in clusters of `group`.
 // Set up once per instantiation: the dynamic shared memory it needs, cluster
 // sizes past 8 where the GPU places them, and the resident blocks.
-template <class Source, int kCache = kCacheTiles, int kBlocksPerSm = 1>
+template <class Source, int kCache = kCacheTiles, int kBlocksPerSm = 1, int kT = kThreads, int kI = kItems>
 struct GroupLaunch {
-  using Shared = typename Group<kCache>::Shared;
+  using Shared = typename Group<kCache, common::select::Bug::none, kT, kI>::Shared;
   int resident = 0;
   int max_group = 8;
   int clusters16 = 0;  // clusters of 16 blocks the GPU holds at once
@@ -50,17 +50,17 @@ struct GroupLaunch {
   static const GroupLaunch& get() {
     static const GroupLaunch g = [] {
       GroupLaunch l;
-      auto kernel = group_topk<Source, kCache, kBlocksPerSm>;
+      auto kernel = group_topk<Source, kCache, kBlocksPerSm, kT, kI>;
       DSA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sizeof(Shared))));
       int device = 0, sms = 0, per_sm = 0;
       DSA_CUDA_CHECK(cudaGetDevice(&device));
       DSA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-      DSA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, sizeof(Shared)));
+      DSA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kT, sizeof(Shared)));
       l.resident = std::max(1, sms * per_sm);
       if (cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess) {
         cudaLaunchConfig_t cfg{};
         cfg.gridDim = dim3(16 * 8);
-        cfg.blockDim = dim3(kThreads);
+        cfg.blockDim = dim3(kT);
         cfg.dynamicSmemBytes = sizeof(Shared);
         cudaLaunchAttribute attr{};
         attr.id = cudaLaunchAttributeClusterDimension;
@@ -84,9 +84,9 @@ struct GroupLaunch {
 
 // Blocks per row (common::select::choose_group on this GPU); clusters of 16
 // only where the GPU holds one per row at once.
-template <class Source, int kCache = kCacheTiles, int kBlocksPerSm = 1>
+template <class Source, int kCache = kCacheTiles, int kBlocksPerSm = 1, int kT = kThreads, int kI = kItems>
 int32_t group_size(int64_t rows, int64_t widest, int max_group = common::select::kMaxGroup) {
-  const auto& l = GroupLaunch<Source, kCache, kBlocksPerSm>::get();
+  const auto& l = GroupLaunch<Source, kCache, kBlocksPerSm, kT, kI>::get();
   int32_t g = common::select::choose_group(rows, widest, kCapacity, kCache * kCapacity, l.resident,
                                            std::min(max_group, l.max_group));
   if (g > 8 && rows > l.clusters16)
@@ -94,14 +94,14 @@ int32_t group_size(int64_t rows, int64_t widest, int max_group = common::select:
   return g;
 }
 
-template <class Source, int kCache = kCacheTiles, int kBlocksPerSm = 1>
+template <class Source, int kCache = kCacheTiles, int kBlocksPerSm = 1, int kT = kThreads, int kI = kItems>
 void launch_group(const Source& src, const common::select::GroupPlan& plan, int32_t* out, void* stream) {
-  using L = GroupLaunch<Source, kCache, kBlocksPerSm>;
+  using L = GroupLaunch<Source, kCache, kBlocksPerSm, kT, kI>;
   const int64_t rows = src.rows();
   if (rows == 0) return;
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(unsigned(rows * plan.group));
-  cfg.blockDim = dim3(kThreads);
+  cfg.blockDim = dim3(kT);
   cfg.dynamicSmemBytes = sizeof(typename L::Shared);
   cfg.stream = static_cast<cudaStream_t>(stream);
   cudaLaunchAttribute attr{};
@@ -112,7 +112,7 @@ void launch_group(const Source& src, const common::select::GroupPlan& plan, int3
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
   L::get();
-  DSA_CUDA_CHECK(cudaLaunchKernelEx(&cfg, group_topk<Source, kCache, kBlocksPerSm>, src, plan, out));
+  DSA_CUDA_CHECK(cudaLaunchKernelEx(&cfg, group_topk<Source, kCache, kBlocksPerSm, kT, kI>, src, plan, out));
 }
 
 }  // namespace dsa::cuda::select_kernels

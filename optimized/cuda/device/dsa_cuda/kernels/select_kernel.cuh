@@ -33,15 +33,16 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
 // registers: the tile stays in registers), a cache of kCacheTiles tiles in
 // dynamic shared memory.
 inline constexpr int kCacheTiles = 4;
-template <int kCache, common::select::Bug kBug = common::select::Bug::none>
-using Group = common::select::GroupTopK<common::arch::Cuda, kThreads, kItems, kCache, kBug>;
+template <int kCache, common::select::Bug kBug = common::select::Bug::none, int kT = kThreads, int kI = kItems>
+using Group = common::select::GroupTopK<common::arch::Cuda, kT, kI, kCache, kBug>;
 
-template <class Source, int kCache, int kBlocksPerSm>
-__global__ void __launch_bounds__(kThreads, kBlocksPerSm)
+// kT threads of kI keys (a tile of kT * kI entries): the speed benchmark also times 1024 threads of 8.
+template <class Source, int kCache, int kBlocksPerSm, int kT = kThreads, int kI = kItems>
+__global__ void __launch_bounds__(kT, kBlocksPerSm)
     group_topk(Source src, common::select::GroupPlan plan, int32_t* out) {
   extern __shared__ __align__(16) unsigned char smem[];
-  auto& shared = *reinterpret_cast<typename Group<kCache>::Shared*>(smem);
-  Group<kCache>::run(common::arch::Cuda{}, shared, src, plan, out);
+  auto& shared = *reinterpret_cast<typename Group<kCache, common::select::Bug::none, kT, kI>::Shared*>(smem);
+  Group<kCache, common::select::Bug::none, kT, kI>::run(common::arch::Cuda{}, shared, src, plan, out);
 }
 
 }  // namespace dsa::cuda::select_kernels

@@ -142,15 +142,14 @@ struct BlockTopK {
 
   // One histogram add per warp for the lanes that share lane 0's bin (runs of
   // -inf, NaN or tied values would otherwise serialize on one counter).
+  // One atomic per lane at most, without branches: lane 0 adds its peers, the others their own entry.
   DSA_HD static void add(const Arch& a, int32_t* hist, bool in, uint32_t digit) {
     const int d = in ? int(digit) : -1;
     const int leader = a.shfl(d, 0);
-    const LaneMask peers = a.ballot(in && d == leader);
-    if (lane(a) == 0) {
-      if (leader >= 0) a.atomic_add_shared(&hist[leader], popc(peers));
-    } else if (in && d != leader) {
-      a.atomic_add_shared(&hist[d], 1);
-    }
+    const bool peer = in && d == leader;
+    const LaneMask peers = a.ballot(peer);
+    const bool first = lane(a) == 0;
+    if (first ? peers != 0 : in && !peer) a.atomic_add_shared(&hist[first ? leader : d], first ? popc(peers) : 1);
   }
 
   // The threshold bin of a counted histogram slot, for `need` entries: each

@@ -131,23 +131,23 @@ struct GroupTopK {
     int32_t* scalars = sh.block.pass_scalars[0];
     if (t == 0) scalars[Block::kBin] = -1;
     a.group_sync();  // every block's counts are in, and every block has read the last pass's slices
-    // This block's slice of the sums, one (bin, block) pair per thread at a time: block q >= 1 sums
-    // bins [(q - 1) * per_block, q * per_block), block 0 the top ones from (G - 1) * per_block (with
-    // those left over when G does not divide the bins).
+    // This block's slice of the sums (block q >= 1 sums bins [(q - 1) * per_block, q * per_block), block 0
+    // the top ones from (G - 1) * per_block, with those left over when G does not divide the bins), a bin
+    // per thread over every block's counts; then every block gathers the slices.
     const int per_block = bins / G;
     const int slice_base = g == 0 ? (G - 1) * per_block : (g - 1) * per_block;
     const int slice_bins = g == 0 ? bins - (G - 1) * per_block : per_block;
-    for (int b = t; b < slice_bins; b += kThreads) slice[slice_base + b] = 0;
-    a.sync();
-    for (int j = t; j < slice_bins * G; j += kThreads) {
-      const int b = slice_base + j % slice_bins;
-      const int32_t v = a.group_shared(local, j / slice_bins)[b];
-      if (v != 0) a.atomic_add_shared(&slice[b], v);
+    for (int b = t; b < slice_bins; b += kThreads) {
+      int32_t s = 0;
+      for (int q = 0; q < G; ++q) s += a.group_shared(local, q)[slice_base + b];
+      slice[slice_base + b] = s;
     }
     a.group_sync();  // every slice is summed
-    for (int b = t; b < bins; b += kThreads) {
-      const int owner = b >= (G - 1) * per_block ? 0 : b / per_block + 1;
-      sums[b] = a.group_shared(slice, owner)[b];
+    for (int q = 0; q < G; ++q) {
+      const int base = q == 0 ? (G - 1) * per_block : (q - 1) * per_block;
+      const int n = q == 0 ? bins - (G - 1) * per_block : per_block;
+      const int32_t* from = a.group_shared(slice, q);
+      for (int b = t; b < n; b += kThreads) sums[base + b] = from[base + b];
     }
     a.sync();
     // The threshold bin of the sums: each thread scans its run of bins (top bins first).

@@ -32,6 +32,16 @@ struct DenseRows {
   DSA_HD void load(const Arch& a, int64_t r, int64_t first, int64_t count, uint32_t (&keys)[kItems]) const {
     const float* base = logits + r * row_stride + span.begin(r) + first;
     const bool aligned = (reinterpret_cast<uintptr_t>(base) & 15u) == 0;
+    if (aligned && count >= int64_t(kThreads) * kItems) {  // a whole tile: no bounds per entry
+      DSA_UNROLL
+      for (int run = 0; run < kItems / 4; ++run) {
+        float v[4];
+        a.load4(base + item_position<kThreads>(a.thread(), run * 4), v);
+        DSA_UNROLL
+        for (int q = 0; q < 4; ++q) keys[run * 4 + q] = order_key(v[q]);
+      }
+      return;
+    }
     DSA_UNROLL
     for (int run = 0; run < kItems / 4; ++run) {
       const int64_t p0 = item_position<kThreads>(a.thread(), run * 4);
