@@ -93,7 +93,8 @@ std::vector<int32_t> download(const int32_t* d, size_t n) {
   return h;
 }
 
-// Rows whose sets differ (each row sorted first).
+#if DSA_BENCH_VLLM
+// Rows whose sets differ (each row sorted first): ours against vLLM's, and vLLM's between two runs.
 int64_t rows_differing(std::vector<int32_t> a, std::vector<int32_t> b, int64_t rows, int64_t k) {
   int64_t n = 0;
   for (int64_t r = 0; r < rows; ++r) {
@@ -103,6 +104,7 @@ int64_t rows_differing(std::vector<int32_t> a, std::vector<int32_t> b, int64_t r
   }
   return n;
 }
+#endif
 
 struct Shape {
   int64_t rows, cols;
