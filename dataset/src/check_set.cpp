@@ -75,13 +75,20 @@ bool outside_ops(const std::string& op, const CheckOptions& options, CaseCheck& 
   return true;
 }
 
+// The start of every case's check: its name and op in `cc`, then its golden file, unless the op is
+// outside --ops or the file is bad (nullopt: `cc` says why).
+std::optional<GoldenCase> open_case(const ManifestCase& entry, const fs::path& golden_dir, const CheckOptions& options,
+                                    CaseCheck& cc) {
+  cc.file = entry.file;
+  cc.op = entry.op;
+  if (outside_ops(entry.op, options, cc)) return std::nullopt;
+  return read_checked(entry, golden_dir, cc);
+}
+
 CaseCheck check_one(const ManifestCase& entry, const fs::path& golden_dir, const fs::path& outputs_dir,
                     const CheckOptions& options) {
   CaseCheck cc;
-  cc.file = entry.file;
-  cc.op = entry.op;
-  if (outside_ops(entry.op, options, cc)) return cc;
-  const std::optional<GoldenCase> golden = read_checked(entry, golden_dir, cc);
+  const std::optional<GoldenCase> golden = open_case(entry, golden_dir, options, cc);
   if (!golden) return cc;
   return judge_outputs(std::move(cc), *golden, (outputs_dir / entry.file).string(), options);
 }
@@ -89,10 +96,7 @@ CaseCheck check_one(const ManifestCase& entry, const fs::path& golden_dir, const
 CaseCheck run_one(const ManifestCase& entry, const fs::path& golden_dir, IndexerOps& impl, const Contract& contract,
                   const CheckOptions& options) {
   CaseCheck cc;
-  cc.file = entry.file;
-  cc.op = entry.op;
-  if (outside_ops(entry.op, options, cc)) return cc;
-  const std::optional<GoldenCase> golden = read_checked(entry, golden_dir, cc);
+  const std::optional<GoldenCase> golden = open_case(entry, golden_dir, options, cc);
   if (!golden) return cc;
   const CaseRun run = run_case(impl, contract, *golden);
   cc.ops_run = run.ops_run;
