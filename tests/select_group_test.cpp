@@ -3,6 +3,8 @@
 // one tile (registers), two (the cache) or more (read again per pass): the
 // reference's set, exactly the tree's output (both in position order), every
 // entry written, the same on a second run (one group walking every row).
+// RowTopK (row_topk.hpp) the same, with rows staged in shared memory and past
+// the stage, and threshold bins that fit its list or overflow it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 
 #include "dsa/oracle/poison.hpp"
 #include "dsa/rng.hpp"
+#include "dsa/common/select/row_topk.hpp"
 #include "dsa/topk.hpp"
 #include "select_emulation_support.hpp"
 #include "twins_test_support.hpp"
@@ -22,15 +25,32 @@ using twins_testing::RowKind;
 using GroupWarp32 = Shape<32, 64, 8>;   // a tile of 512, a cache of 1024
 using GroupWave64 = Shape<64, 128, 4>;  // a tile of 512
 
+// RowTopK on the emulator: a stage of two tiles, rows of at most eight.
 template <class S>
-void check_group(const std::vector<int64_t>& lens, int64_t width, RowKind kind, int k, int group, uint64_t seed,
-                 int64_t start = 0) {
+using EmulatedRow = common::select::RowTopK<common::arch::HostSimt<S::kLanes>, S::kThreads, S::kItems,
+                                            2 * S::kThreads * S::kItems, 8 * S::kThreads * S::kItems>;
+
+// Runs RowTopK over `src` on `grid` persistent blocks (0: one per row).
+template <class S, class Source>
+void run_row(const Source& src, int32_t k, std::vector<int32_t>& out, int grid = 0) {
+  using Arch = common::arch::HostSimt<S::kLanes>;
+  using Row = EmulatedRow<S>;
+  if (src.rows() == 0) return;
+  common::arch::host_launch<S::kLanes, typename Row::Shared>(
+      grid > 0 ? grid : int(src.rows()), S::kThreads,
+      [&](const Arch& a, typename Row::Shared& sh) { Row::run(a, sh, src, k, out.data()); });
+}
+
+// Runs a launch (run(src, k, out, persistent)) on a case and compares it with the reference.
+template <class Run>
+void check_launch(const std::vector<int64_t>& lens, int64_t width, RowKind kind, int k, uint64_t seed, int64_t start,
+                  const std::string& what, Run&& run) {
   Rng rng(seed);
   const auto c = twins_testing::make_case(lens, width + start, kind, rng, start);
   common::select::DenseRows src{c.logits.values.data(), c.logits.width, bounds_span(c)};
   std::vector<int32_t> out(size_t(c.logits.rows) * size_t(k));
   oracle::fill_poison(std::span<int32_t>(out));
-  run_group<S>(src, k, group, out);
+  run(src, k, out, false);
   std::vector<int32_t> want(out.size());
   for (int64_t r = 0; r < c.logits.rows; ++r)
     topk_row(c.logits.row(r) + c.bounds.start[size_t(r)], lens[size_t(r)], k, want.data() + r * k);
@@ -39,13 +59,30 @@ void check_group(const std::vector<int64_t>& lens, int64_t width, RowKind kind, 
     auto w = want.begin() + r * k;
     std::sort(w, w + k, [](int32_t x, int32_t y) { return (x < 0) != (y < 0) ? y < 0 : x < y; });
   }
-  EXPECT_EQ(out, want) << twins_testing::to_string(kind) << " k " << k << " group " << group;
+  EXPECT_EQ(out, want) << twins_testing::to_string(kind) << " k " << k << " " << what;
   if (kind != RowKind::quantized) return;
   // Ties at the cut: the same choice on a second run, by one group walking every row.
   std::vector<int32_t> again(out.size());
   oracle::fill_poison(std::span<int32_t>(again));
-  run_group<S>(src, k, group, again, 1);
+  run(src, k, again, true);
   EXPECT_EQ(again, out);
+}
+
+template <class S>
+void check_group(const std::vector<int64_t>& lens, int64_t width, RowKind kind, int k, int group, uint64_t seed,
+                 int64_t start = 0) {
+  check_launch(lens, width, kind, k, seed, start, "group " + std::to_string(group),
+               [&](const auto& src, int32_t kk, std::vector<int32_t>& out, bool persistent) {
+                 run_group<S>(src, kk, group, out, persistent ? 1 : 0);
+               });
+}
+
+template <class S>
+void check_row(const std::vector<int64_t>& lens, int64_t width, RowKind kind, int k, uint64_t seed, int64_t start = 0) {
+  check_launch(lens, width, kind, k, seed, start, "row kernel",
+               [&](const auto& src, int32_t kk, std::vector<int32_t>& out, bool persistent) {
+                 run_row<S>(src, kk, out, persistent ? 1 : 0);
+               });
 }
 
 TEST(SelectGroup, EveryRowKindInGroupsOfOneToFourAtWarp32) {
@@ -81,6 +118,30 @@ TEST(SelectGroup, GroupSizeFillsIdleBlocksAndTheCache) {
   EXPECT_EQ(choose_group(4, 1000, 8192, 32768, 132, 8), 1);       // less than half a tile: one block
   EXPECT_EQ(choose_group(1, 1 << 22, 8192, 32768, 132, 8), 8);   // past the cache: re-read per pass
   EXPECT_EQ(choose_group(0, 0, 8192, 32768, 132, 8), 1);
+}
+
+// Rows of 0 to 8 tiles: staged (up to 2 tiles) and read again (past them), bins in the list and past it.
+TEST(SelectRow, EveryRowKindStagedAndStreamedAtWarp32) {
+  const std::vector<int64_t> lens = {0, 1, 65, 511, 1024, 1025, 2600, 4096};
+  uint64_t seed = 200;
+  for (const RowKind kind : twins_testing::kAllRowKinds) {
+    check_row<GroupWarp32>(lens, 4096, kind, 64, seed);
+    ++seed;
+  }
+  check_row<GroupWarp32>(lens, 4096, RowKind::quantized, 700, seed++);
+  check_row<GroupWarp32>(lens, 4096, RowKind::minus_inf_heavy, 700, seed++);
+  check_row<GroupWarp32>(lens, 4096, RowKind::normal, 1, seed++);
+  check_row<GroupWarp32>({5, 700, 3000}, 3100, RowKind::normal, 50, seed++, 37);  // rows at an offset
+}
+
+TEST(SelectRow, EveryRowKindAtWave64) {
+  const std::vector<int64_t> lens = {0, 7, 1025, 2100};
+  uint64_t seed = 300;
+  for (const RowKind kind : twins_testing::kAllRowKinds) {
+    check_row<GroupWave64>(lens, 2100, kind, 100, seed);
+    ++seed;
+  }
+  check_row<GroupWave64>(lens, 2100, RowKind::minus_inf_heavy, 500, seed++);
 }
 
 }  // namespace

@@ -1,0 +1,311 @@
+// The top-k of a row by one block (RowTopK): the selection launches' kernel
+// body where rows are at least as many as the SMs, and for rows that fit
+// shared memory (the fused candidate launch's 16384 compact logits, 32k
+// columns). No cluster and no reduction across blocks: a persistent grid of
+// blocks walks the rows.
+//
+// Pass 1 reads every key once (tiles of kThreads x kItems, the next tile's
+// loads in flight while one is counted) into a histogram of the first 11-bit
+// digit (the radix plan of block_topk.hpp). A row of at most kStageEntries is
+// also staged in shared memory, so every later step reads shared memory only;
+// a longer row is read again from global memory (L2 holds much of it) once.
+// That one scan marks the entries above the threshold bin in a bitmap of the
+// row and lists the entries in it (positions, and the keys of a row not
+// staged); passes 2 and 3 count the list only (a bin too large for the list
+// is counted from the row instead). The list's entries above the final cut
+// join the bitmap, those at it go to a second bitmap.
+//
+// Emitting is a block scan of the two bitmaps' popcounts: an entry's output
+// rank is the chosen entries before it in position order (every entry above
+// the cut, and the first `need` at it), so the output is GroupTopK's and the
+// tree's (the reference's set in position order, the lowest positions among
+// ties at the cut), the same on every run; no atomic decides who is chosen or
+// where it goes. Every output entry is written once: the chosen, then -1.
+// Rows of more than kMaxEntries entries are not taken (the launch's host side
+// sends them to GroupTopK).
+#pragma once
+
+#include <cstdint>
+
+#include "dsa/common/hd.hpp"
+#include "dsa/common/radix_keys.hpp"
+#include "dsa/common/radix_plan.hpp"
+#include "dsa/common/select/block_scan.hpp"
+#include "dsa/common/select/block_topk.hpp"
+#include "dsa/common/threshold.hpp"
+
+namespace dsa::common::select {
+
+template <class Arch, int kThreads_, int kItems_, int kStageEntries_, int kMaxEntries_>
+struct RowTopK {
+  using Block = BlockTopK<Arch, kThreads_, kItems_>;
+  static constexpr int kThreads = kThreads_;
+  static constexpr int kItems = kItems_;
+  static constexpr int kLanes = Arch::kLanes;
+  static constexpr int kWarps = kThreads / kLanes;
+  static constexpr int kCapacity = kThreads * kItems;
+  static constexpr int kStageEntries = kStageEntries_;
+  static constexpr int kMaxEntries = kMaxEntries_;
+  static constexpr int kBins = 2048;
+  static constexpr int kWords = kMaxEntries / 32;
+  // A staged row lists positions (its keys are in the stage); a row past the
+  // stage lists key and position pairs in the stage's room.
+  static constexpr int kListCap = kStageEntries / 8;
+  static constexpr int kPairCap = kStageEntries / 2;
+  static_assert(kItems % 4 == 0 && kStageEntries % 4 == 0, "runs of four positions");
+  static_assert(kMaxEntries % 32 == 0 && kMaxEntries >= kStageEntries, "the bitmaps cover every row taken");
+
+  enum Scalar : int { kBin, kAbove, kCount, kScalars };
+  struct Shared {
+    int32_t hist[kBins];
+    int32_t scalars[3][kScalars];  // a pass's threshold: its own slot, so no pass waits to reset one
+    uint32_t warp_totals[kWarps];
+    int32_t list_size;
+    uint32_t above_bits[kWords];  // the row's entries above the cut
+    uint32_t tied_bits[kWords];   // the row's entries at the cut (chosen or not)
+    uint32_t list[kListCap];      // a staged row's positions in the first pass's threshold bin
+    alignas(16) uint32_t stage[kStageEntries];
+  };
+  struct alignas(16) Quad {
+    uint32_t key[4];
+  };
+
+  template <class Source>
+  DSA_HD static void run(const Arch& a, Shared& sh, const Source& src, int32_t k, int32_t* out) {
+    for (int64_t r = a.block(); r < src.rows(); r += a.grid()) select_row(a, sh, src, k, r, out);
+  }
+
+  // The threshold bin of the histogram's first `bins` bins for `need`
+  // entries, in scalars[slot] (bin -1: fewer entries); returns the sum of the bins.
+  struct Found {
+    int bin = -1;
+    int32_t above = 0, count = 0;
+    int64_t total = 0;
+  };
+  DSA_HD static Found threshold(const Arch& a, Shared& sh, int slot, int bins, int32_t need) {
+    const int t = a.thread();
+    const int per = (bins + kThreads - 1) / kThreads;
+    const int hi = bins - t * per;
+    const int lo = hi - per < 0 ? 0 : hi - per;
+    uint32_t sum = 0;
+    for (int b = lo; b < hi; ++b) sum += uint32_t(sh.hist[b]);
+    uint32_t total = 0;
+    const int above = int(block_exclusive_scan<Arch, kThreads>(a, sh.warp_totals, sum, total));
+    if (hi > lo && above < need && above + int(sum) >= need) {
+      const Threshold th = find_threshold(sh.hist + lo, hi - lo, need - above);
+      sh.scalars[slot][kBin] = lo + th.bin;
+      sh.scalars[slot][kAbove] = int32_t(above + int(th.above));
+      sh.scalars[slot][kCount] = sh.hist[lo + th.bin];
+    }
+    a.sync();
+    Found f;
+    f.bin = sh.scalars[slot][kBin];
+    f.above = sh.scalars[slot][kAbove];
+    f.count = sh.scalars[slot][kCount];
+    f.total = int64_t(total);
+    return f;
+  }
+
+  // Calls visit(position of the run's first entry, its four keys) for every
+  // run of four of the row's tiles, every thread of the block the same number
+  // of times (visit may use ballots); the next tile's loads are in flight while one is visited.
+  template <class Source, class Visit>
+  DSA_HD static void stream_row(const Arch& a, const Source& src, int64_t r, int count, Visit&& visit) {
+    const int t = a.thread();
+    const int tiles = (count + kCapacity - 1) / kCapacity;
+    uint32_t keys[kItems], next[kItems];
+    if (tiles > 0) src.template load<kThreads, kItems>(a, r, 0, count < kCapacity ? count : kCapacity, next);
+    for (int tile = 0; tile < tiles; ++tile) {
+      const int base = tile * kCapacity;
+      DSA_UNROLL
+      for (int i = 0; i < kItems; ++i) keys[i] = next[i];
+      if (tile + 1 < tiles) {
+        const int rest = count - base - kCapacity;
+        src.template load<kThreads, kItems>(a, r, base + kCapacity, rest < kCapacity ? rest : kCapacity, next);
+      }
+      DSA_UNROLL
+      for (int j = 0; j < kItems / 4; ++j) {
+        Quad q;
+        DSA_UNROLL
+        for (int v = 0; v < 4; ++v) q.key[v] = keys[j * 4 + v];
+        visit(base + int(item_position<kThreads>(t, j * 4)), q);
+      }
+    }
+  }
+
+  // The same over a staged row (whole warps: the ballots visit may use).
+  template <class Visit>
+  DSA_HD static void stage_runs(const Arch& a, const Shared& sh, int count, Visit&& visit) {
+    const int quads = (count + 3) / 4;
+    for (int u = a.thread(); u - a.thread() < quads; u += kThreads) {
+      Quad q{};
+      if (u < quads) q = *reinterpret_cast<const Quad*>(sh.stage + 4 * u);
+      visit(4 * u, q);
+    }
+  }
+
+  template <class Source>
+  DSA_HD static void select_row(const Arch& a, Shared& sh, const Source& src, int32_t k, int64_t r, int32_t* out) {
+    const int t = a.thread();
+    const int count = int(src.entries(r));  // at most kMaxEntries: the host side's dispatch
+    const bool staged = count <= kStageEntries;
+    const int words = (count + 31) / 32;
+    int32_t* row_out = out + r * int64_t(k);
+    constexpr RadixPlan radix = plan_11_11_10();
+    const RadixPass first = radix.pass[0];
+
+    for (int b = t; b < kBins; b += kThreads) sh.hist[b] = 0;
+    for (int w = t; w < words; w += kThreads) sh.above_bits[w] = 0, sh.tied_bits[w] = 0;
+    if (t < 3) sh.scalars[t][kBin] = -1;
+    if (t == 0) sh.list_size = 0;
+    a.sync();
+
+    // Pass 1: every key counted (and staged).
+    stream_row(a, src, r, count, [&](int p0, const Quad& q) {
+      if (staged && p0 < count) *reinterpret_cast<Quad*>(sh.stage + p0) = q;
+      DSA_UNROLL
+      for (int v = 0; v < 4; ++v) Block::add(a, sh.hist, q.key[v] != kNoEntryKey, first.digit(q.key[v]));
+    });
+    a.sync();
+    const Found f0 = threshold(a, sh, 0, kBins, k);
+
+    // The scan's split: keys from `from` up are at or above the bin; of those, a first digit
+    // above `above_digit` is above the cut, and the rest (digit == bin) are refined.
+    uint32_t from = 1;
+    int above_digit = -1;
+    int32_t remaining = 0;  // every entry is chosen
+    bool refine = false, on_list = false;
+    if (f0.total > k && f0.bin >= 0) {
+      remaining = k - f0.above;
+      from = uint32_t(f0.bin) << first.shift;
+      from = from > 1u ? from : 1u;
+      refine = f0.count != remaining;
+      above_digit = refine ? f0.bin : f0.bin - 1;
+      on_list = refine && f0.count <= (staged ? kListCap : kPairCap);
+    } else if (f0.bin < 0 && f0.total > k) {  // only a defect's state gets here
+      from = 0xffffffffu;
+      above_digit = kBins;
+    }
+    uint32_t* pair_keys = sh.stage;
+    uint32_t* pair_positions = sh.stage + kPairCap;
+    auto split = [&](int p0, const Quad& q) {
+      const bool any = q.key[0] >= from || q.key[1] >= from || q.key[2] >= from || q.key[3] >= from;
+      if (!a.ballot(any)) return;
+      uint32_t above_mask = 0;
+      bool at[4];
+      DSA_UNROLL
+      for (int v = 0; v < 4; ++v) {
+        const bool in = q.key[v] >= from;
+        const bool up = in && int(q.key[v] >> first.shift) > above_digit;
+        above_mask |= uint32_t(up) << v;
+        at[v] = in && !up;
+      }
+      if (above_mask) a.atomic_or_shared(&sh.above_bits[p0 / 32], above_mask << (p0 % 32));
+      if (on_list) {
+        DSA_UNROLL
+        for (int v = 0; v < 4; ++v) {
+          const typename Arch::LaneMask m = a.ballot(at[v]);
+          int slot = 0;
+          if (Block::lane(a) == 0 && m) slot = a.atomic_add_shared(&sh.list_size, popc(m));
+          slot = a.shfl(slot, 0) + popc(m & Block::lanes_below(a));
+          if (at[v]) {
+            if (staged) {
+              sh.list[slot] = uint32_t(p0 + v);
+            } else {
+              pair_keys[slot] = q.key[v];
+              pair_positions[slot] = uint32_t(p0 + v);
+            }
+          }
+        }
+      }
+    };
+    if (staged)
+      stage_runs(a, sh, count, split);
+    else
+      stream_row(a, src, r, count, split);
+    a.sync();
+
+    // Passes 2 and 3 over the threshold bin: the list, or the row's entries in the bin.
+    const int list_n = sh.list_size;
+    RadixCut cut;
+    if (refine) cut = cut.refined(first, uint32_t(f0.bin));
+    const uint32_t first_bin = uint32_t(f0.bin);
+    auto for_bin = [&](auto&& visit) {
+      if (on_list) {
+        for (int i = t; i - t < list_n; i += kThreads) {
+          const bool ok = i < list_n;
+          const int p = ok ? int(staged ? sh.list[i] : pair_positions[i]) : 0;
+          visit(ok, p, ok ? (staged ? sh.stage[p] : pair_keys[i]) : kNoEntryKey);
+        }
+        return;
+      }
+      auto runs = [&](int p0, const Quad& q) {
+        DSA_UNROLL
+        for (int v = 0; v < 4; ++v)
+          visit(q.key[v] != kNoEntryKey && (q.key[v] >> first.shift) == first_bin, p0 + v, q.key[v]);
+      };
+      if (staged)
+        stage_runs(a, sh, count, runs);
+      else
+        stream_row(a, src, r, count, runs);
+    };
+    for (int pass_index = 1; refine && pass_index < radix.passes; ++pass_index) {
+      const RadixPass pass = radix.pass[pass_index];
+      for (int b = t; b < pass.bins(); b += kThreads) sh.hist[b] = 0;
+      a.sync();
+      for_bin([&](bool in, int, uint32_t key) { Block::add(a, sh.hist, in && cut.matches(key), pass.digit(key)); });
+      a.sync();
+      const Found f = threshold(a, sh, pass_index, pass.bins(), remaining);
+      if (f.bin < 0) {  // fewer entries than needed: only a defect's state gets here
+        remaining = 0;
+        break;
+      }
+      remaining -= f.above;
+      cut = cut.refined(pass, uint32_t(f.bin));
+      if (f.count == remaining) break;  // the threshold bin is taken whole
+    }
+    if (refine) {
+      for_bin([&](bool in, int p, uint32_t key) {
+        if (in && cut.above(key)) a.atomic_or_shared(&sh.above_bits[p / 32], 1u << (p % 32));
+        if (in && cut.matches(key)) a.atomic_or_shared(&sh.tied_bits[p / 32], 1u << (p % 32));
+      });
+    }
+    a.sync();
+
+    // Each thread's run of words: its counts, their prefix over the block, then the ranks.
+    const int per = (words + kThreads - 1) / kThreads;
+    const int w0 = t * per;
+    uint32_t ups = 0, ties_here = 0;
+    for (int q = 0; q < per && w0 + q < words; ++q) {
+      ups += uint32_t(popc(sh.above_bits[w0 + q]));
+      ties_here += uint32_t(popc(sh.tied_bits[w0 + q]));
+    }
+    uint32_t above_total = 0, tied_total = 0;
+    int32_t above_rank = int32_t(block_exclusive_scan<Arch, kThreads>(a, sh.warp_totals, ups, above_total));
+    a.sync();
+    int32_t tie_rank = int32_t(block_exclusive_scan<Arch, kThreads>(a, sh.warp_totals, ties_here, tied_total));
+    const int32_t ties = refine ? remaining : 0;
+    const int32_t need = ties < int32_t(tied_total) ? ties : int32_t(tied_total);
+    for (int q = 0; q < per && w0 + q < words; ++q) {
+      const uint32_t up = sh.above_bits[w0 + q], tied = sh.tied_bits[w0 + q];
+      for (uint32_t m = up | tied; m != 0; m &= m - 1) {
+        const uint32_t bit = m & (~m + 1u);
+        const int b = popc(bit - 1u);
+        const int32_t ar = above_rank + popc(up & (bit - 1u)), tr = tie_rank + popc(tied & (bit - 1u));
+        int32_t rank = -1;
+        if (up & bit)
+          rank = ar + (tr < need ? tr : need);
+        else if (tr < need)
+          rank = ar + tr;
+        if (rank >= 0 && rank < k) row_out[rank] = src.payload(r, int64_t(w0 + q) * 32 + b);
+      }
+      above_rank += popc(up);
+      tie_rank += popc(tied);
+    }
+    const int64_t chosen = int64_t(above_total) + (need > 0 ? need : 0);
+    for (int64_t i = chosen + t; i < k; i += kThreads) row_out[i] = -1;
+    a.sync();  // the next row rewrites the histogram, the bitmaps and the stage
+  }
+};
+
+}  // namespace dsa::common::select
