@@ -3,9 +3,12 @@
 // bandwidth measured here), vLLM's top_k_per_row_decode built from vLLM's
 // source (vllm_topk.cu; absent from a build without third_party/vllm) and its
 // persistent_topk (vllm_persistent_topk.cu, k = 2048 only in that version), and
-// ours: cuda_select's group kernel (a row per cluster of G blocks, one block
-// per SM, a cache of 4 tiles), the same at 1024 threads of 8 keys, and the previous tree kernel (its output must be the same array:
-// both write the reference's set in position order). torch.topk is timed by
+// ours: cuda_select's launch (the dispatch of select_group_plan: the row
+// kernel or the group kernel), the row kernel (a block per row) and the group
+// kernel (a row per cluster of G blocks, one block per SM, a cache of 4 tiles)
+// each on its own, the group kernel at 1024 threads of 8 keys, and the
+// previous tree kernel (their outputs must be the same array: all write the
+// reference's set in position order). torch.topk is timed by
 // scripts/gpu/select_torch_bench.py in the same device call.
 //
 // Each time is the median over graph replays after warm-up; a replay runs
@@ -118,8 +121,8 @@ std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cuda
   constexpr int64_t kCols = 131072;
   constexpr int32_t kBlock = 8, kSlots = 2048, kTopk = 512;
   std::string records;
-  std::printf("\ncandidates (128k, %d blocks of %d, top %d), us: %-8s %8s %8s %9s %9s %9s %9s %7s\n", kSlots, kBlock, kTopk,
-              "rows", "select", "mask", "dense tk", "mask+tk", "cand tk", "compact", "ratio");
+  std::printf("\ncandidates (128k, %d blocks of %d, top %d), us: %-8s %8s %8s %9s %9s %9s %9s %9s %7s %4s\n", kSlots, kBlock,
+              kTopk, "rows", "select", "mask", "dense tk", "mask+tk", "cand tk", "compact", "cmp grp", "ratio", "row");
   for (const int64_t rows : {int64_t(8), int64_t(64)}) {
     const size_t bytes = size_t(rows * kCols) * 4;
     const int sets = std::max<int>(3, int((3 * size_t(prop.l2CacheSize) + bytes - 1) / bytes));
@@ -180,17 +183,29 @@ std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cuda
               cand_plan, o, stream);
         },
         sets, reps, stream);
+    GroupPlan cand_group = cand_plan;
+    cand_group.row_kernel = false;
+    const float t_compact_group = time_us(
+        [&](int i) {
+          dsa::cuda::launch_select(
+              CandidateColumns{at(compact, i), int64_t(kSlots) * kBlock, span, at(blocks, i), kSlots, kBlock, true},
+              cand_group, o, stream);
+        },
+        sets, reps, stream);
     const float dense_path = t_mask + t_dense;
-    std::printf("%*s %8lld %8.1f %8.1f %9.1f %9.1f %9.1f %9.1f %7.2f\n", 48, "", (long long)rows, t_select, t_mask,
-                t_dense, dense_path, t_cand, t_compact, dense_path / t_compact);
+    std::printf("%*s %8lld %8.1f %8.1f %9.1f %9.1f %9.1f %9.1f %9.1f %7.2f %4s\n", 48, "", (long long)rows, t_select, t_mask,
+                t_dense, dense_path, t_cand, t_compact, t_compact_group, dense_path / t_compact,
+                cand_plan.row_kernel ? "yes" : "no");
     std::fflush(stdout);
-    char rec[768];
+    char rec[1024];
     std::snprintf(rec, sizeof rec,
                   "%s{\"rows\": %lld, \"columns\": %lld, \"block_size\": %d, \"slots\": %d, \"k\": %d, "
                   "\"candidate_select_us\": %.2f, \"mask_us\": %.2f, \"dense_topk_us\": %.2f, \"candidate_topk_us\": %.2f, "
-                  "\"compact_topk_us\": %.2f, \"floor_dense_row_us\": %.2f, \"floor_compact_row_us\": %.2f}",
+                  "\"compact_topk_us\": %.2f, \"compact_topk_group_kernel_us\": %.2f, \"compact_row_kernel\": %s, "
+                  "\"dense_row_kernel\": %s, \"floor_dense_row_us\": %.2f, \"floor_compact_row_us\": %.2f}",
                   records.empty() ? "" : ",\n    ", (long long)rows, (long long)kCols, kBlock, kSlots, kTopk, t_select,
-                  t_mask, t_dense, t_cand, t_compact, double(bytes) / (bw * 1e3),
+                  t_mask, t_dense, t_cand, t_compact, t_compact_group, cand_plan.row_kernel ? "true" : "false",
+                  dense_plan.row_kernel ? "true" : "false", double(bytes) / (bw * 1e3),
                   double(rows * kSlots * kBlock * 4) / (bw * 1e3));
     records += rec;
     for (int i = 0; i < sets; ++i) {
@@ -234,9 +249,9 @@ int main(int argc, char** argv) {
   if (quick) shapes = {{64, 131072}}, ks = {2048}, kinds = {Kind::normal};
 
   std::string records;
-  std::printf("%-11s %5s %-10s %9s %3s %9s %9s %9s %9s %8s %8s %6s %6s %6s %6s %9s %8s %6s %6s\n", "shape", "k", "data",
-              "floor us", "G", "ours us", "1024t us", "tree us", "vllm us", "ours/fl", "vllm/our", "det", "tree!=", "vdet",
-              "vdiff", "pers us", "pers/our", "pdet", "pdiff");
+  std::printf("%-11s %5s %-10s %9s %3s %4s %9s %9s %9s %9s %9s %9s %8s %8s %6s %6s %6s %6s %9s %8s %6s %6s\n", "shape", "k",
+              "data", "floor us", "G", "row", "ours us", "row us", "group us", "1024t us", "tree us", "vllm us", "ours/fl",
+              "vllm/our", "det", "tree!=", "vdet", "vdiff", "pers us", "pers/our", "pdet", "pdiff");
 #if DSA_BENCH_VLLM_PERSISTENT
   void* persistent_ws = nullptr;
   CHECK(cudaMalloc(&persistent_ws, size_t(dsa::cuda::vllm_persistent_topk_workspace_bytes())));
@@ -262,6 +277,9 @@ int main(int argc, char** argv) {
       const GroupPlan group_plan = dsa::cuda::select_group_plan(s.rows, s.cols, k, "decode_top_k");
       const GroupPlan group_plan2{
           k, dsa::cuda::select_kernels::group_size<DenseRows, 4, 1, 1024, 8>(s.rows, s.cols)};
+      GroupPlan row_plan = group_plan, cluster_plan = group_plan;
+      row_plan.row_kernel = true;
+      cluster_plan.row_kernel = false;
       uint64_t* slots = nullptr;
       uint32_t* counters = nullptr;
       int32_t* out = nullptr;
@@ -280,6 +298,12 @@ int main(int argc, char** argv) {
         auto ours = [&](int i) {
           dsa::cuda::launch_select(DenseRows{inputs[size_t(i % sets)], s.cols, span}, group_plan, out, stream);
         };
+        auto row = [&](int i) {
+          dsa::cuda::launch_select(DenseRows{inputs[size_t(i % sets)], s.cols, span}, row_plan, out, stream);
+        };
+        auto cluster = [&](int i) {
+          dsa::cuda::launch_select(DenseRows{inputs[size_t(i % sets)], s.cols, span}, cluster_plan, out, stream);
+        };
         auto ours2 = [&](int i) {
           dsa::cuda::select_kernels::launch_group<DenseRows, 4, 1, 1024, 8>(
               DenseRows{inputs[size_t(i % sets)], s.cols, span}, group_plan2, out, stream);
@@ -288,6 +312,8 @@ int main(int argc, char** argv) {
           dsa::cuda::launch_select(DenseRows{inputs[size_t(i % sets)], s.cols, span}, plan, o, stream);
         };
         const float t_ours = time_us(ours, sets, reps, stream);
+        const float t_row = time_us(row, sets, reps, stream);
+        const float t_cluster = time_us(cluster, sets, reps, stream);
         const float t_two = time_us(ours2, sets, reps, stream);
         const float t_tree = time_us(tree, sets, reps, stream);
         // The three kernels' outputs on one input: the same array.
@@ -297,6 +323,12 @@ int main(int argc, char** argv) {
         ours2(0);
         CHECK(cudaStreamSynchronize(stream));
         const auto from_two = download(out, size_t(s.rows) * k);
+        row(0);
+        CHECK(cudaStreamSynchronize(stream));
+        const auto from_row = download(out, size_t(s.rows) * k);
+        cluster(0);
+        CHECK(cudaStreamSynchronize(stream));
+        const auto from_cluster = download(out, size_t(s.rows) * k);
         // Determinism: the same input twice, bit for bit.
         ours(0);
         CHECK(cudaStreamSynchronize(stream));
@@ -306,9 +338,12 @@ int main(int argc, char** argv) {
         CHECK(cudaStreamSynchronize(stream));
         const bool det = first == download(out, size_t(s.rows) * k);
         int64_t tree_differs = 0;
-        for (int64_t r = 0; r < s.rows; ++r)
-          tree_differs += !std::equal(first.begin() + r * k, first.begin() + (r + 1) * k, from_tree.begin() + r * k) ||
-                          !std::equal(first.begin() + r * k, first.begin() + (r + 1) * k, from_two.begin() + r * k);
+        for (int64_t r = 0; r < s.rows; ++r) {
+          auto same = [&](const std::vector<int32_t>& other) {
+            return std::equal(first.begin() + r * k, first.begin() + (r + 1) * k, other.begin() + r * k);
+          };
+          tree_differs += !same(from_tree) || !same(from_two) || !same(from_row) || !same(from_cluster);
+        }
         float t_vllm = -1;
         int64_t vllm_runs_differ = -1, vs_vllm = -1;
 #if DSA_BENCH_VLLM
@@ -349,21 +384,24 @@ int main(int argc, char** argv) {
         const double floor_us = double(bytes) / (bw * 1e3);
         char shape[32];
         std::snprintf(shape, sizeof shape, "%lldx%lldk", (long long)s.rows, (long long)(s.cols / 1024));
-        std::printf("%-11s %5d %-10s %9.1f %3d %9.1f %9.1f %9.1f %9.1f %8.2f %8.2f %6s %6lld %6lld %6lld %9.1f %8.2f %6lld %6lld\n",
-                    shape, k, name_of(kind), floor_us, group_plan.group, t_ours, t_two, t_tree, t_vllm, t_ours / floor_us,
+        std::printf("%-11s %5d %-10s %9.1f %3d %4s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %8.2f %8.2f %6s %6lld %6lld %6lld %9.1f %8.2f %6lld %6lld\n",
+                    shape, k, name_of(kind), floor_us, group_plan.group, group_plan.row_kernel ? "yes" : "no", t_ours, t_row,
+                    t_cluster, t_two, t_tree, t_vllm, t_ours / floor_us,
                     t_vllm / t_ours, det ? "yes" : "NO", (long long)tree_differs, (long long)vllm_runs_differ,
                     (long long)vs_vllm, t_pers, t_pers / t_ours, (long long)pers_runs_differ, (long long)vs_pers);
         std::fflush(stdout);
         char rec[1024];
         std::snprintf(rec, sizeof rec,
                       "%s{\"rows\": %lld, \"columns\": %lld, \"k\": %d, \"data\": \"%s\", \"floor_us\": %.2f, "
-                      "\"group\": %d, \"ours_us\": %.2f, \"ours_1024_threads_us\": %.2f, \"tree_us\": %.2f, "
+                      "\"group\": %d, \"row_kernel\": %s, \"ours_us\": %.2f, \"row_kernel_us\": %.2f, "
+                      "\"group_kernel_us\": %.2f, \"ours_1024_threads_us\": %.2f, \"tree_us\": %.2f, "
                       "\"vllm_top_k_per_row_decode_us\": %.2f, \"ours_deterministic\": %s, "
                       "\"rows_differing_ours_vs_tree\": %lld, \"vllm_rows_differing_between_runs\": %lld, "
                       "\"rows_differing_ours_vs_vllm\": %lld, \"vllm_persistent_topk_us\": %.2f, "
                       "\"vllm_persistent_rows_differing_between_runs\": %lld, \"rows_differing_ours_vs_vllm_persistent\": %lld}",
                       records.empty() ? "" : ",\n    ", (long long)s.rows, (long long)s.cols, k, name_of(kind), floor_us,
-                      group_plan.group, t_ours, t_two, t_tree, t_vllm, det ? "true" : "false", (long long)tree_differs,
+                      group_plan.group, group_plan.row_kernel ? "true" : "false", t_ours, t_row, t_cluster, t_two, t_tree,
+                      t_vllm, det ? "true" : "false", (long long)tree_differs,
                       (long long)vllm_runs_differ, (long long)vs_vllm, t_pers, (long long)pers_runs_differ,
                       (long long)vs_pers);
         records += rec;

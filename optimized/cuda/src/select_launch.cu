@@ -1,4 +1,6 @@
 // The selection launches (select.hpp): one kernel per source.
+#include <cuda_runtime.h>
+
 #include <string>
 
 #include "dsa/error.hpp"
@@ -34,6 +36,23 @@ int32_t select_group_size(int64_t rows, int64_t widest_entries) {
   return sk::group_size<common::select::DenseRows>(rows, widest_entries);
 }
 
+// The one dispatch between the row kernel and the group kernel (thresholds
+// from the H200 runs, bench/gpu/SELECT_RESULTS.md run 8): a block per row for
+// rows that fit its stage (any number of them), and for longer rows (up to
+// its bitmaps) once there are enough rows to fill the SMs about half; few long
+// rows keep the clusters, which spread a row over several SMs.
+bool select_row_kernel(int64_t rows, int64_t widest_entries) {
+  if (widest_entries > sk::kRowMaxEntries) return false;
+  if (widest_entries <= sk::kRowStage) return true;
+  static const int sms = [] {
+    int device = 0, n = 0;
+    DSA_CUDA_CHECK(cudaGetDevice(&device));
+    DSA_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
+    return n;
+  }();
+  return rows >= sms / 2;
+}
+
 common::select::GroupPlan select_group_plan(int64_t rows, int64_t widest_entries, int32_t k, const char* op) {
   const std::string what = std::string("cuda selection ") + op;
   if (widest_entries > int64_t(INT32_MAX))
@@ -43,20 +62,29 @@ common::select::GroupPlan select_group_plan(int64_t rows, int64_t widest_entries
   if (rows * g > int64_t(INT32_MAX))
     throw Unsupported(what + ": at most 2^31 - 1 blocks, got " + std::to_string(rows) + " rows of " +
                       std::to_string(g) + " blocks");
-  return {k, g};
+  return {k, g, select_row_kernel(rows, widest_entries)};
 }
 
 void launch_select(const common::select::DenseRows& src, const common::select::GroupPlan& plan, int32_t* out,
                    void* stream) {
-  sk::launch_group(src, plan, out, stream);
+  if (plan.row_kernel)
+    sk::launch_row(src, plan.k, out, stream);
+  else
+    sk::launch_group(src, plan, out, stream);
 }
 void launch_select(const common::select::BlockScores& src, const common::select::GroupPlan& plan, int32_t* out,
                    void* stream) {
-  sk::launch_group(src, plan, out, stream);
+  if (plan.row_kernel)
+    sk::launch_row(src, plan.k, out, stream);
+  else
+    sk::launch_group(src, plan, out, stream);
 }
 void launch_select(const common::select::CandidateColumns& src, const common::select::GroupPlan& plan, int32_t* out,
                    void* stream) {
-  sk::launch_group(src, plan, out, stream);
+  if (plan.row_kernel)
+    sk::launch_row(src, plan.k, out, stream);
+  else
+    sk::launch_group(src, plan, out, stream);
 }
 
 void launch_select(const common::select::DenseRows& src, const common::select::TreePlan& plan,

@@ -115,4 +115,33 @@ void launch_group(const Source& src, const common::select::GroupPlan& plan, int3
   DSA_CUDA_CHECK(cudaLaunchKernelEx(&cfg, group_topk<Source, kCache, kBlocksPerSm, kT, kI>, src, plan, out));
 }
 
+// The row kernel's launch: a persistent grid of at most one block per row.
+template <class Source>
+struct RowLaunch {
+  int resident = 0;
+  static const RowLaunch& get() {
+    static const RowLaunch l = [] {
+      RowLaunch r;
+      DSA_CUDA_CHECK(cudaFuncSetAttribute(row_topk<Source>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          int(sizeof(Row::Shared))));
+      int device = 0, sms = 0, per_sm = 0;
+      DSA_CUDA_CHECK(cudaGetDevice(&device));
+      DSA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+      DSA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, row_topk<Source>, kThreads, sizeof(Row::Shared)));
+      r.resident = std::max(1, sms * per_sm);
+      return r;
+    }();
+    return l;
+  }
+};
+
+template <class Source>
+void launch_row(const Source& src, int32_t k, int32_t* out, void* stream) {
+  const int64_t rows = src.rows();
+  if (rows == 0) return;
+  const int grid = int(std::min<int64_t>(rows, RowLaunch<Source>::get().resident));
+  row_topk<Source><<<grid, kThreads, sizeof(Row::Shared), static_cast<cudaStream_t>(stream)>>>(src, k, out);
+  DSA_CUDA_CHECK(cudaGetLastError());
+}
+
 }  // namespace dsa::cuda::select_kernels

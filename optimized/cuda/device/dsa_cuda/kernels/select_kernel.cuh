@@ -6,6 +6,7 @@
 
 #include "dsa/common/arch/cuda.hpp"
 #include "dsa/common/select/group_topk.hpp"
+#include "dsa/common/select/row_topk.hpp"
 #include "dsa/common/select/sources.hpp"
 #include "dsa/common/select/topk_tree.hpp"
 
@@ -43,6 +44,19 @@ __global__ void __launch_bounds__(kT, kBlocksPerSm)
   extern __shared__ __align__(16) unsigned char smem[];
   auto& shared = *reinterpret_cast<typename Group<kCache, common::select::Bug::none, kT, kI>::Shared*>(smem);
   Group<kCache, common::select::Bug::none, kT, kI>::run(common::arch::Cuda{}, shared, src, plan, out);
+}
+
+// The row kernel: a block per row (a persistent grid walks the rows), rows of
+// up to 32768 entries staged in dynamic shared memory (128 KB), bitmaps for
+// rows of up to 2^18 entries (64 KB): one block per SM, 128 registers.
+inline constexpr int kRowStage = 32768;
+inline constexpr int kRowMaxEntries = 1 << 18;
+using Row = common::select::RowTopK<common::arch::Cuda, kThreads, kItems, kRowStage, kRowMaxEntries>;
+
+template <class Source>
+__global__ void __launch_bounds__(kThreads, 1) row_topk(Source src, int32_t k, int32_t* out) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  Row::run(common::arch::Cuda{}, *reinterpret_cast<Row::Shared*>(smem), src, k, out);
 }
 
 }  // namespace dsa::cuda::select_kernels

@@ -38,6 +38,7 @@
 #include "dsa/common/radix_keys.hpp"
 #include "dsa/common/radix_plan.hpp"
 #include "dsa/common/threshold.hpp"
+#include "dsa/common/select/block_scan.hpp"
 #include "dsa/common/select/layout.hpp"
 
 namespace dsa::common::select {
@@ -105,29 +106,9 @@ struct BlockTopK {
     if (a.thread() < 3 * kScalars) sh.pass_scalars[a.thread() / kScalars][a.thread() % kScalars] = -1;
   }
 
-  // Exclusive prefix of v in thread order; total gets the sum. Uses
-  // warp_totals: two calls need a barrier between them (every caller has one).
+  // Exclusive prefix of v in thread order (block_scan.hpp).
   DSA_HD static uint32_t block_exclusive_scan(const Arch& a, Shared& sh, uint32_t v, uint32_t& total) {
-    uint32_t incl = v;
-    DSA_UNROLL
-    for (int d = 1; d < kLanes; d *= 2) {
-      const uint32_t y = a.shfl_up(incl, d);
-      if (lane(a) >= d) incl += y;
-    }
-    if (lane(a) == kLanes - 1) sh.warp_totals[warp(a)] = incl;
-    a.sync();
-    if (warp(a) == 0) {
-      uint32_t w = lane(a) < kWarps ? sh.warp_totals[lane(a)] : 0;
-      DSA_UNROLL
-      for (int d = 1; d < kLanes; d *= 2) {
-        const uint32_t y = a.shfl_up(w, d);
-        if (lane(a) >= d) w += y;
-      }
-      if (lane(a) < kWarps) sh.warp_totals[lane(a)] = w;
-    }
-    a.sync();
-    total = sh.warp_totals[kWarps - 1];
-    return (warp(a) > 0 ? sh.warp_totals[warp(a) - 1] : 0) + incl - v;
+    return select::block_exclusive_scan<Arch, kThreads>(a, sh.warp_totals, v, total);
   }
 
   // Entries (keys other than 0) in the block.

@@ -40,10 +40,12 @@ namespace dsa::common::select {
 
 inline constexpr int kMaxGroup = 16;
 
-// A group launch: `group` consecutive blocks per row, rows * group blocks.
+// A group launch: `group` consecutive blocks per row, rows * group blocks;
+// or, with `row_kernel`, RowTopK (row_topk.hpp): a block per row, no cluster.
 struct GroupPlan {
   int32_t k = 0;
   int32_t group = 1;
+  bool row_kernel = false;
 };
 
 // Blocks per row: enough that each block's part fits its cache

@@ -34,6 +34,8 @@ common::select::TreePlan select_plan(int64_t widest_entries, int32_t k, const ch
 // `rows` rows of at most `widest_entries` entries on this GPU, and the plan.
 // Throws InvalidInput for k < 1, Unsupported for rows of 2^31 entries or more.
 int32_t select_group_size(int64_t rows, int64_t widest_entries);
+// Whether such a launch runs the row kernel (RowTopK: a block per row) instead of clusters: the one dispatch.
+bool select_row_kernel(int64_t rows, int64_t widest_entries);
 common::select::GroupPlan select_group_plan(int64_t rows, int64_t widest_entries, int32_t k, const char* op);
 void launch_select(const common::select::DenseRows& src, const common::select::GroupPlan& plan, int32_t* out,
                    void* stream);
