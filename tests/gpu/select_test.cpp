@@ -15,6 +15,7 @@
 #include "dsa/candidates.hpp"
 #include "dsa/error.hpp"
 #include "dsa/optimized/cuda/runtime.hpp"
+#include "dsa/optimized/cuda/select.hpp"
 #include "dsa/optimized/cuda/select_ops.hpp"
 #if defined(DSA_WITH_VLLM_BASELINE)
 #include "dsa/optimized/cuda/vllm_topk.hpp"
@@ -203,6 +204,28 @@ TEST(CudaSelect, TakesAnyKAndRowsPastTheCache) {
     EXPECT_TRUE(same_sets_as_reference(got, long_rows)) << twins_testing::to_string(kind);
     EXPECT_EQ(twins_testing::run_topk(*ops, long_rows.logits, long_rows.bounds, 2048).indices, got.indices);
   }
+}
+
+// Enough rows for the row kernel (a block per row) with rows past its stage
+// (32768 entries: the row read again from global memory) up to its bitmaps
+// (2^18), and rows staged; the dispatch's choice is asserted, so this tests it.
+TEST(CudaSelect, RowKernelTakesManyRowsStagedAndPastTheStage) {
+  REQUIRE_SM90();
+  const std::vector<int64_t> cycle = {0, 1, 511, 8193, 16385, 32768, 32769, 40000, 131072, 262144};
+  std::vector<int64_t> lens;
+  for (int r = 0; r < 80; ++r) lens.push_back(cycle[size_t(r) % cycle.size()]);
+  ASSERT_TRUE(cuda::select_row_kernel(int64_t(lens.size()), 262144));
+  auto ops = cuda::make_cuda_select_ops();
+  uint64_t seed = 50;
+  for (const RowKind kind : {RowKind::normal, RowKind::quantized, RowKind::minus_inf_heavy, RowKind::nan_heavy})
+    for (const int k : {512, 2048}) {
+      if (kind != RowKind::normal && k == 512) continue;
+      Rng rng(seed++);
+      const auto c = twins_testing::make_case(lens, 262144, kind, rng);
+      const TopkIndices got = twins_testing::run_topk(*ops, c.logits, c.bounds, k);
+      EXPECT_TRUE(same_sets_as_reference(got, c)) << twins_testing::to_string(kind) << ", k " << k;
+      EXPECT_EQ(twins_testing::run_topk(*ops, c.logits, c.bounds, k).indices, got.indices);
+    }
 }
 
 // 128k context, candidate blocks of 8, 2048 of them: the selection of the
