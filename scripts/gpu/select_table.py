@@ -40,17 +40,18 @@ def main():
         f"{meta.get('driver_smi', meta.get('driver', '?'))}, commit {meta.get('commit', '?')}, torch {torch.get('torch', '?')}. Read "
         f"bandwidth measured in the same run: {ours.get('read_bandwidth_gbs', 0):.0f} GB/s. Times are medians of "
         "CUDA-graph replays (CUDA events), inputs rotated over several times the L2. Floor: rows x columns x 4 bytes "
-        "at the measured read bandwidth. `ours` is `cuda_select` (the group kernel: a row per cluster of `G` blocks, "
-        "one block per SM), `1024t` the same kernel at 1024 threads of 8 keys (run 5: `2/SM`, two blocks per SM with a smaller cache), `tree` the previous tree "
-        "kernel; `rows != tree`: rows where the three kernels' outputs are not the same array (must be 0). `det`: our sets bit for bit identical on a second run; `vLLM runs differ`: rows whose set "
+        "at the measured read bandwidth. `ours` is `cuda_select` (its dispatch: `row` yes is the row kernel, a block "
+        "per row, no the group kernel, a row per cluster of `G` blocks, one block per SM), `row us` and `group us` "
+        "each of the two on its own, `1024t` the group kernel at 1024 threads of 8 keys (run 5: `2/SM`, two blocks per SM with a smaller cache), `tree` the previous tree "
+        "kernel; `rows != tree`: rows where the kernels' outputs are not the same array (must be 0). `det`: our sets bit for bit identical on a second run; `vLLM runs differ`: rows whose set "
         "changed between two runs of vLLM's kernel; `vs vLLM`: rows where our set differs from vLLM's (ties at the "
         "cut allow it; untied data must give 0). `vLLM persistent us`: vLLM's `persistent_topk` (k 2048 only in the "
         "version built); `pers runs differ` and `vs pers` as for the decode op.",
         "",
-        "| shape | k | data | floor us | G | ours us | 1024t us | tree us | ours / floor | vLLM decode us | vLLM / ours "
+        "| shape | k | data | floor us | G | row | ours us | row us | group us | 1024t us | tree us | ours / floor | vLLM decode us | vLLM / ours "
         "| torch.topk us | torch / ours | det | rows != tree | vLLM runs differ | vs vLLM | vLLM persistent us "
         "| persistent / ours | pers runs differ | vs pers |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         t = r["torch_topk_us"]
@@ -58,7 +59,8 @@ def main():
         pers = r.get("vllm_persistent_topk_us")
         lines.append(
             f"| {r['rows']} x {r['columns'] // 1024}k | {r['k']} | {r['data']} | {f(r['floor_us'])} | "
-            f"{r.get('group', '-')} | {f(r['ours_us'])} | {f(r.get('ours_1024_threads_us', r.get('ours_two_blocks_per_sm_us')))} | "
+            f"{r.get('group', '-')} | {'yes' if r.get('row_kernel') else 'no'} | {f(r['ours_us'])} | "
+            f"{f(r.get('row_kernel_us'))} | {f(r.get('group_kernel_us'))} | {f(r.get('ours_1024_threads_us', r.get('ours_two_blocks_per_sm_us')))} | "
             f"{f(r.get('tree_us'))} | {f(r['ours_us'] / r['floor_us'], 2)} | "
             f"{f(v)} | {f(v / r['ours_us'] if v and v > 0 else None, 2)} | {f(t)} | "
             f"{f(t / r['ours_us'] if t else None, 2)} | {'yes' if r['ours_deterministic'] else 'NO'} | {r.get('rows_differing_ours_vs_tree', '-')} | "
@@ -76,18 +78,20 @@ def main():
             "Selection only (the logits kernels are in bench/gpu/RESULTS.md). `select`: the source layer's candidate "
             "selection (block scores over the dense row). Dense path: the candidate mask over the row, then top-k of "
             "the whole row. `cand tk`: the candidate top-k reading only the candidate blocks' columns of the dense row; "
-            "`compact tk`: the fused launch's top-k half, over the compact row (16384 logits). The bytes ratio is "
-            "dense row / compact row = 8.",
+            "`compact tk`: the fused launch's top-k half, over the compact row (16384 logits), as dispatched (`row`: "
+            "the row kernel), `compact group`: the same by the group kernel. The bytes ratio is dense row / compact "
+            "row = 8.",
             "",
-            "| rows | select us | mask us | dense top-k us | mask + top-k us | cand tk us | compact tk us "
-            "| dense path / compact tk | floor dense row us | floor compact row us |",
-            "|---|---|---|---|---|---|---|---|---|---|",
+            "| rows | select us | mask us | dense top-k us | mask + top-k us | cand tk us | compact tk us | row "
+            "| compact group us | dense path / compact tk | floor dense row us | floor compact row us |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for c in cands:
             dense = c["mask_us"] + c["dense_topk_us"]
             lines.append(
                 f"| {c['rows']} | {f(c['candidate_select_us'])} | {f(c['mask_us'])} | {f(c['dense_topk_us'])} | "
                 f"{f(dense)} | {f(c['candidate_topk_us'])} | {f(c['compact_topk_us'])} | "
+                f"{'yes' if c.get('compact_row_kernel') else 'no'} | {f(c.get('compact_topk_group_kernel_us'))} | "
                 f"{f(dense / c['compact_topk_us'], 2)} | {f(c['floor_dense_row_us'])} | {f(c['floor_compact_row_us'])} |")
     for extra in ours.get("notes", []):
         lines += ["", extra]
