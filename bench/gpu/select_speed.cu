@@ -138,7 +138,7 @@ std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cuda
     span.rows = rows;
     span.width = kCols;
     span.seq_lens = d_lens;
-    const GroupPlan sel_plan = dsa::cuda::select_group_plan(rows, kCols / kBlock, kSlots, "candidate_select");
+    const GroupPlan sel_plan = dsa::cuda::select_group_plan(rows, kCols / kBlock, kSlots, "candidate_select", kBlock);
     const GroupPlan dense_plan = dsa::cuda::select_group_plan(rows, kCols, kTopk, "topk");
     const GroupPlan cand_plan = dsa::cuda::select_group_plan(rows, int64_t(kSlots) * kBlock, kTopk, "candidate_topk");
     int32_t* out = nullptr;

@@ -214,7 +214,7 @@ TEST(CudaSelect, RowKernelTakesManyRowsStagedAndPastTheStage) {
   const std::vector<int64_t> cycle = {0, 1, 511, 8193, 16385, 32768, 32769, 40000, 131072, 262144};
   std::vector<int64_t> lens;
   for (int r = 0; r < 80; ++r) lens.push_back(cycle[size_t(r) % cycle.size()]);
-  ASSERT_TRUE(cuda::select_row_kernel(int64_t(lens.size()), 262144));
+  ASSERT_TRUE(cuda::select_row_kernel(int64_t(lens.size()), 262144, 1));
   auto ops = cuda::make_cuda_select_ops();
   uint64_t seed = 50;
   for (const RowKind kind : {RowKind::normal, RowKind::quantized, RowKind::minus_inf_heavy, RowKind::nan_heavy})

@@ -36,24 +36,20 @@ int32_t select_group_size(int64_t rows, int64_t widest_entries) {
   return sk::group_size<common::select::DenseRows>(rows, widest_entries);
 }
 
-// The one dispatch between the row kernel and the group kernel (thresholds
-// from the H200 runs, bench/gpu/SELECT_RESULTS.md run 8): a block per row for
-// rows that fit its stage (any number of them), and for longer rows (up to
-// its bitmaps) once there are enough rows to fill the SMs about half; few long
-// rows keep the clusters, which spread a row over several SMs.
-bool select_row_kernel(int64_t rows, int64_t widest_entries) {
-  if (widest_entries > sk::kRowMaxEntries) return false;
-  if (widest_entries <= sk::kRowStage) return true;
-  static const int sms = [] {
-    int device = 0, n = 0;
-    DSA_CUDA_CHECK(cudaGetDevice(&device));
-    DSA_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
-    return n;
-  }();
-  return rows >= sms / 2;
+// The one dispatch between the row kernel and the group kernel (from the H200
+// runs, bench/gpu/SELECT_RESULTS.md runs 8 and 9): a block per row for rows
+// that fit its stage (any number of them), and for longer rows (up to its
+// bitmaps) from 48 rows on (64 x 128k: one row per SM, 256 x 128k: two); few
+// long rows keep the clusters, which spread a row over several SMs. A source
+// that reads several values per entry (block scores: a block's max) keeps the
+// clusters too: one SM's loads per row made candidate selection 2.6 times slower (run 8).
+bool select_row_kernel(int64_t rows, int64_t widest_entries, int32_t reads_per_entry) {
+  if (reads_per_entry > 1 || widest_entries > sk::kRowMaxEntries) return false;
+  return widest_entries <= sk::kRowStage || rows >= 48;
 }
 
-common::select::GroupPlan select_group_plan(int64_t rows, int64_t widest_entries, int32_t k, const char* op) {
+common::select::GroupPlan select_group_plan(int64_t rows, int64_t widest_entries, int32_t k, const char* op,
+                                            int32_t reads_per_entry) {
   const std::string what = std::string("cuda selection ") + op;
   if (widest_entries > int64_t(INT32_MAX))
     throw Unsupported(what + ": rows of at most 2^31 - 1 entries, got " + std::to_string(widest_entries));
@@ -62,7 +58,7 @@ common::select::GroupPlan select_group_plan(int64_t rows, int64_t widest_entries
   if (rows * g > int64_t(INT32_MAX))
     throw Unsupported(what + ": at most 2^31 - 1 blocks, got " + std::to_string(rows) + " rows of " +
                       std::to_string(g) + " blocks");
-  return {k, g, select_row_kernel(rows, widest_entries)};
+  return {k, g, select_row_kernel(rows, widest_entries, reads_per_entry)};
 }
 
 void launch_select(const common::select::DenseRows& src, const common::select::GroupPlan& plan, int32_t* out,

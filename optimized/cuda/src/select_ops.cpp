@@ -26,8 +26,11 @@ struct CudaSelectBackend : common::host::DeviceBuffers<DeviceBuffer> {
   // cuda_select_tree and the mutants (the tree's bugs) run the tree kernel.
   bool grouped() const { return !tree; }
   int32_t group_of(int64_t rows, int64_t widest) const { return select_group_size(rows, widest); }
-  common::select::GroupPlan group_plan(int64_t rows, int64_t widest, int32_t k) const {
-    return select_group_plan(rows, widest, k, "top-k");
+  template <class Source>
+  common::select::GroupPlan group_plan(const Source& src, int64_t widest, int32_t k) const {
+    int32_t reads = 1;
+    if constexpr (std::is_same_v<Source, common::select::BlockScores>) reads = src.block_size;
+    return select_group_plan(src.rows(), widest, k, "top-k", reads);
   }
   template <class Source>
   void launch(const Source& src, const common::select::GroupPlan& plan, int32_t* out) {

@@ -13,7 +13,7 @@
 //   void launch(const Source&, const TreePlan&, const TreeOutput&)   runs TreeTopK and waits
 //   bool grouped()                                  optional: whether the top-k launches run GroupTopK instead
 //   int32_t group_of(rows, widest)                  blocks per row of its group launch (with grouped)
-//   GroupPlan group_plan(rows, widest, k)       optional: the whole plan (the CUDA backend's row kernel dispatch)
+//   GroupPlan group_plan(src, widest, k)        optional: the whole plan (the CUDA backend's row kernel dispatch)
 //   void launch(const Source&, const GroupPlan&, int32_t* out)       runs GroupTopK and waits (with grouped)
 //   void launch(const PackRows&), launch(const UnpackTopk&)            the padding kernels, and waits
 //   void launch(const CandidateMaskRows&)       the mask kernel, and waits
@@ -204,8 +204,8 @@ protected:
       if (backend_.grouped()) {  // no workspace, no limit on k
         if (k < 1) throw InvalidInput("topk", "k must be at least 1, got " + std::to_string(k));
         select::GroupPlan plan{k, backend_.group_of(src.rows(), widest_entries)};
-        if constexpr (requires { backend_.group_plan(int64_t{}, int64_t{}, int32_t{}); })
-          plan = backend_.group_plan(src.rows(), widest_entries, k);
+        if constexpr (requires { backend_.group_plan(src, widest_entries, k); })
+          plan = backend_.group_plan(src, widest_entries, k);
         auto d_out = backend_.upload(std::span<const int32_t>(out));
         backend_.launch(src, plan, d_out.data());
         backend_.download(d_out, std::span<int32_t>(out));

@@ -5,15 +5,23 @@
 // blocks walks the rows.
 //
 // Pass 1 reads every key once (tiles of kThreads x kItems, the next tile's
-// loads in flight while one is counted) into a histogram of the first 11-bit
-// digit (the radix plan of block_topk.hpp). A row of at most kStageEntries is
+// loads in flight while one is counted) into a histogram of a coarse 11-bit
+// digit: sign, 5 exponent bits and 5 mantissa bits as fp16 has them (exponents
+// past fp16's range clamped, so the digit is monotone in the key). The top 11
+// bits of the key (sign, 8 exponent bits, 2 of mantissa) would put most of a
+// row of N(0, 1) logits in a few dozen bins, and a warp's plain shared-memory
+// atomics would collide on them; these spread it over hundreds. The two end
+// bins (-inf, tiny values; +inf, NaN, huge values) are counted in registers
+// and added once per thread, so rows dominated by -inf or NaN do not
+// serialise either, and every other key costs one plain atomic. A row of at most kStageEntries is
 // also staged in shared memory, so every later step reads shared memory only;
 // a longer row is read again from global memory (L2 holds much of it) once.
 // That one scan marks the entries above the threshold bin in a bitmap of the
 // row and lists the entries in it (positions, and the keys of a row not
-// staged); passes 2 and 3 count the list only (a bin too large for the list
-// is counted from the row instead). The list's entries above the final cut
-// join the bitmap, those at it go to a second bitmap.
+// staged); the radix passes of block_topk.hpp (11, 11 and 10 bits of the
+// key) then count the list only (a bin too large for the list is counted from
+// the row instead). The list's entries above the final cut join the bitmap,
+// those at it go to a second bitmap.
 //
 // Emitting is a block scan of the two bitmaps' popcounts: an entry's output
 // rank is the chosen entries before it in position order (every entry above
@@ -58,7 +66,7 @@ struct RowTopK {
   enum Scalar : int { kBin, kAbove, kCount, kScalars };
   struct Shared {
     int32_t hist[kBins];
-    int32_t scalars[3][kScalars];  // a pass's threshold: its own slot, so no pass waits to reset one
+    int32_t scalars[4][kScalars];  // a pass's threshold: its own slot, so no pass waits to reset one
     uint32_t warp_totals[kWarps];
     int32_t list_size;
     uint32_t above_bits[kWords];  // the row's entries above the cut
@@ -69,6 +77,25 @@ struct RowTopK {
   struct alignas(16) Quad {
     uint32_t key[4];
   };
+
+  // The coarse digit of a key (see the top): monotone, 0 for -inf and the
+  // smallest values, kBins - 1 for +inf, NaN and the largest.
+  DSA_HD static uint32_t coarse_digit(uint32_t key) {
+    const uint32_t bits = key & 0x7fffffffu, exponent = bits >> 23;
+    const uint32_t inner = ((exponent - 112u) << 5) | ((bits >> 18) & 31u);
+    const uint32_t magnitude = exponent < 112u ? 0u : exponent > 143u ? 1023u : inner;
+    return ((key >> 31) << 10) | magnitude;
+  }
+
+  // Adds v of every lane of the warp to *p, once.
+  DSA_HD static void warp_add(const Arch& a, int32_t* p, int32_t v) {
+    DSA_UNROLL
+    for (int d = 1; d < kLanes; d *= 2) {
+      const int32_t y = a.shfl_up(v, d);
+      if (Block::lane(a) >= d) v += y;
+    }
+    if (Block::lane(a) == kLanes - 1 && v != 0) a.atomic_add_shared(p, v);
+  }
 
   template <class Source>
   DSA_HD static void run(const Arch& a, Shared& sh, const Source& src, int32_t k, int32_t* out) {
@@ -152,54 +179,60 @@ struct RowTopK {
     const int words = (count + 31) / 32;
     int32_t* row_out = out + r * int64_t(k);
     constexpr RadixPlan radix = plan_11_11_10();
-    const RadixPass first = radix.pass[0];
 
     for (int b = t; b < kBins; b += kThreads) sh.hist[b] = 0;
     for (int w = t; w < words; w += kThreads) sh.above_bits[w] = 0, sh.tied_bits[w] = 0;
-    if (t < 3) sh.scalars[t][kBin] = -1;
+    if (t < 4) sh.scalars[t][kBin] = -1;
     if (t == 0) sh.list_size = 0;
     a.sync();
 
     // Pass 1: every key counted (and staged).
+    int32_t low = 0, high = 0;
     stream_row(a, src, r, count, [&](int p0, const Quad& q) {
       if (staged && p0 < count) *reinterpret_cast<Quad*>(sh.stage + p0) = q;
       DSA_UNROLL
-      for (int v = 0; v < 4; ++v) Block::add(a, sh.hist, q.key[v] != kNoEntryKey, first.digit(q.key[v]));
+      for (int v = 0; v < 4; ++v) {
+        const bool in = q.key[v] != kNoEntryKey;
+        const uint32_t d = coarse_digit(q.key[v]);
+        low += in && d == 0u;
+        high += d == uint32_t(kBins - 1);
+        if (in && d != 0u && d != uint32_t(kBins - 1)) a.atomic_add_shared(&sh.hist[d], 1);
+      }
     });
+    warp_add(a, &sh.hist[0], low);
+    warp_add(a, &sh.hist[kBins - 1], high);
     a.sync();
     const Found f0 = threshold(a, sh, 0, kBins, k);
 
-    // The scan's split: keys from `from` up are at or above the bin; of those, a first digit
-    // above `above_digit` is above the cut, and the rest (digit == bin) are refined.
-    uint32_t from = 1;
-    int above_digit = -1;
-    int32_t remaining = 0;  // every entry is chosen
+    // The scan's split: an entry whose coarse digit is above `above_digit` is above the cut, and
+    // with `refine` those in the threshold bin (digit == bin) are refined.
+    int above_digit = -1;  // every entry is chosen
+    int32_t remaining = 0;
     bool refine = false, on_list = false;
     if (f0.total > k && f0.bin >= 0) {
       remaining = k - f0.above;
-      from = uint32_t(f0.bin) << first.shift;
-      from = from > 1u ? from : 1u;
       refine = f0.count != remaining;
       above_digit = refine ? f0.bin : f0.bin - 1;
       on_list = refine && f0.count <= (staged ? kListCap : kPairCap);
     } else if (f0.bin < 0 && f0.total > k) {  // only a defect's state gets here
-      from = 0xffffffffu;
       above_digit = kBins;
     }
+    const int bin0 = refine ? f0.bin : kBins;  // no digit matches kBins
     uint32_t* pair_keys = sh.stage;
     uint32_t* pair_positions = sh.stage + kPairCap;
     auto split = [&](int p0, const Quad& q) {
-      const bool any = q.key[0] >= from || q.key[1] >= from || q.key[2] >= from || q.key[3] >= from;
-      if (!a.ballot(any)) return;
       uint32_t above_mask = 0;
-      bool at[4];
+      bool at[4], any = false;
       DSA_UNROLL
       for (int v = 0; v < 4; ++v) {
-        const bool in = q.key[v] >= from;
-        const bool up = in && int(q.key[v] >> first.shift) > above_digit;
+        const bool in = q.key[v] != kNoEntryKey;
+        const int d = int(coarse_digit(q.key[v]));
+        const bool up = in && d > above_digit;
         above_mask |= uint32_t(up) << v;
-        at[v] = in && !up;
+        at[v] = in && d == bin0;
+        any = any || up || at[v];
       }
+      if (!a.ballot(any)) return;
       if (above_mask) a.atomic_or_shared(&sh.above_bits[p0 / 32], above_mask << (p0 % 32));
       if (on_list) {
         DSA_UNROLL
@@ -225,11 +258,9 @@ struct RowTopK {
       stream_row(a, src, r, count, split);
     a.sync();
 
-    // Passes 2 and 3 over the threshold bin: the list, or the row's entries in the bin.
+    // The radix passes over the threshold bin: the list, or the row's entries in the bin.
     const int list_n = sh.list_size;
     RadixCut cut;
-    if (refine) cut = cut.refined(first, uint32_t(f0.bin));
-    const uint32_t first_bin = uint32_t(f0.bin);
     auto for_bin = [&](auto&& visit) {
       if (on_list) {
         for (int i = t; i - t < list_n; i += kThreads) {
@@ -242,20 +273,20 @@ struct RowTopK {
       auto runs = [&](int p0, const Quad& q) {
         DSA_UNROLL
         for (int v = 0; v < 4; ++v)
-          visit(q.key[v] != kNoEntryKey && (q.key[v] >> first.shift) == first_bin, p0 + v, q.key[v]);
+          visit(q.key[v] != kNoEntryKey && int(coarse_digit(q.key[v])) == bin0, p0 + v, q.key[v]);
       };
       if (staged)
         stage_runs(a, sh, count, runs);
       else
         stream_row(a, src, r, count, runs);
     };
-    for (int pass_index = 1; refine && pass_index < radix.passes; ++pass_index) {
+    for (int pass_index = 0; refine && pass_index < radix.passes; ++pass_index) {
       const RadixPass pass = radix.pass[pass_index];
       for (int b = t; b < pass.bins(); b += kThreads) sh.hist[b] = 0;
       a.sync();
       for_bin([&](bool in, int, uint32_t key) { Block::add(a, sh.hist, in && cut.matches(key), pass.digit(key)); });
       a.sync();
-      const Found f = threshold(a, sh, pass_index, pass.bins(), remaining);
+      const Found f = threshold(a, sh, pass_index + 1, pass.bins(), remaining);
       if (f.bin < 0) {  // fewer entries than needed: only a defect's state gets here
         remaining = 0;
         break;

@@ -112,6 +112,31 @@ struct CandidateColumns {
   DSA_HD void load(const Arch& a, int64_t r, int64_t first, int64_t count, uint32_t (&keys)[kItems]) const {
     const int64_t len = span.length(r);
     const float* row = values + r * row_stride + (compact ? 0 : span.begin(r));
+    if (block_size % 4 == 0 && first % 4 == 0) {  // a run of four columns lies in one block: one lookup, one load
+      DSA_UNROLL
+      for (int run = 0; run < kItems / 4; ++run) {
+        const int64_t p0 = item_position<kThreads>(a.thread(), run * 4), col = first + p0;
+        uint32_t k4[4] = {kNoEntryKey, kNoEntryKey, kNoEntryKey, kNoEntryKey};
+        const int32_t b = p0 < count ? blocks[r * slots + col / block_size] : -1;
+        if (b >= 0) {
+          const int64_t pos = int64_t(b) * block_size + col % block_size;
+          const float* from = row + (compact ? col : pos);
+          if ((reinterpret_cast<uintptr_t>(from) & 15u) == 0 && p0 + 4 <= count && pos + 4 <= len) {
+            float v[4];
+            a.load4(from, v);
+            DSA_UNROLL
+            for (int q = 0; q < 4; ++q) k4[q] = order_key(v[q]);
+          } else {
+            DSA_UNROLL
+            for (int q = 0; q < 4; ++q)
+              if (p0 + q < count && pos + q < len) k4[q] = order_key(from[q]);
+          }
+        }
+        DSA_UNROLL
+        for (int q = 0; q < 4; ++q) keys[run * 4 + q] = k4[q];
+      }
+      return;
+    }
     DSA_UNROLL
     for (int i = 0; i < kItems; ++i) {
       const int64_t pos = item_position<kThreads>(a.thread(), i);

@@ -35,8 +35,10 @@ common::select::TreePlan select_plan(int64_t widest_entries, int32_t k, const ch
 // Throws InvalidInput for k < 1, Unsupported for rows of 2^31 entries or more.
 int32_t select_group_size(int64_t rows, int64_t widest_entries);
 // Whether such a launch runs the row kernel (RowTopK: a block per row) instead of clusters: the one dispatch.
-bool select_row_kernel(int64_t rows, int64_t widest_entries);
-common::select::GroupPlan select_group_plan(int64_t rows, int64_t widest_entries, int32_t k, const char* op);
+// reads_per_entry: the values the source reads for one entry (block scores: the block size).
+bool select_row_kernel(int64_t rows, int64_t widest_entries, int32_t reads_per_entry = 1);
+common::select::GroupPlan select_group_plan(int64_t rows, int64_t widest_entries, int32_t k, const char* op,
+                                            int32_t reads_per_entry = 1);
 void launch_select(const common::select::DenseRows& src, const common::select::GroupPlan& plan, int32_t* out,
                    void* stream);
 void launch_select(const common::select::BlockScores& src, const common::select::GroupPlan& plan, int32_t* out,
