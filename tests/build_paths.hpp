@@ -8,7 +8,8 @@ namespace dsa::test {
 const char* build_source_dir();   // the repository root the build was configured from
 const char* build_cli_path();     // the dsa-oracle program of this build
 const char* build_shared_data();  // the CMake cache variable DSA_SHARED_DATA
-const char* build_gfx942_dir();   // the gfx942 code objects of this build ("" without them)
+const char* build_gfx942_dir();   // the folder of the gfx942 code objects of this build
+const char* build_gfx942_code_objects();  // their names, comma-separated ("" where the build has none)
 
 }  // namespace dsa::test
 

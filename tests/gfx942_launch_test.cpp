@@ -13,6 +13,7 @@
 #include "dsa/optimized/hip/gfx942_ops.hpp"
 #include "dsa/optimized/hip/launch.hpp"
 #include "dsa/synthetic.hpp"
+#include "gfx942_test_support.hpp"
 
 namespace dsa {
 namespace {
@@ -289,11 +290,8 @@ TEST(Gfx942Ops, ChecksThenRefusesWithoutADevice) {
 }
 
 TEST(Gfx942Launch, CodeObjectsAreBuiltIntoTheLaunchers) {
-#ifdef DSA_WITH_GFX942
+  DSA_REQUIRE_GFX942();
   EXPECT_TRUE(gfx942::code_objects_built());
-#else
-  GTEST_SKIP() << "this build has no gfx942 code objects";
-#endif
 }
 
 }  // namespace

@@ -14,35 +14,30 @@
 namespace dsa::test {
 
 inline std::vector<std::string> gfx942_code_objects() {
-#ifdef DSA_WITH_GFX942
   std::vector<std::string> names;
-  std::stringstream list(DSA_GFX942_CODE_OBJECTS);
+  std::stringstream list(build_gfx942_code_objects());
   for (std::string name; std::getline(list, name, ',');)
     if (!name.empty()) names.push_back(name);
   return names;
-#else
-  return {};
-#endif
 }
 
+inline bool gfx942_built() { return !gfx942_code_objects().empty(); }
+
 inline std::string gfx942_file(const std::string& name) {
-#ifdef DSA_WITH_GFX942
+  if (!gfx942_built()) return {};
   const std::string path = std::string(DSA_GFX942_DIR) + "/" + name;
   std::ifstream in(path, std::ios::binary);
   EXPECT_TRUE(in) << "cannot read " << path;
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
-#else
-  (void)name;
-  return {};
-#endif
 }
 
-#ifdef DSA_WITH_GFX942
-#define DSA_REQUIRE_GFX942() (void)0
-#else
-#define DSA_REQUIRE_GFX942() GTEST_SKIP() << "this build has no gfx942 code objects (DSA_GFX942 off or clang-19 missing)"
-#endif
+// A statement in a test body: skips the test where the build has no gfx942 code objects.
+#define DSA_REQUIRE_GFX942()                   \
+  if (!::dsa::test::gfx942_built()) {          \
+    GTEST_SKIP() << "this build has no gfx942 code objects (DSA_GFX942 off or clang-19 missing)"; \
+  }                                            \
+  static_assert(true)
 
 }  // namespace dsa::test
