@@ -7,15 +7,31 @@
 # and UndefinedBehaviorSanitizer (set DSA_SKIP_SANITIZERS=1 to skip that part).
 # Then the libFuzzer harnesses of the readers, a few seconds each
 # (scripts/fuzz-harnesses.sh; DSA_SKIP_FUZZ_HARNESSES=1 skips them).
-# Each phase prints its wall time, so a slow CI says where its time went.
+# Each phase prints its wall time and the CPU time of its processes (user +
+# sys, which a machine shared with other work does not inflate), so a slow CI
+# says where its time went.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs="$(nproc)"
-phase_start=$SECONDS
-phase() {  # phase NAME: closes the previous phase's clock, opens NAME's
-  echo "== (previous phase: $((SECONDS - phase_start)) s) $1"
-  phase_start=$SECONDS
+times_file="$(mktemp)"
+trap 'rm -f "$times_file"' EXIT
+children_cpu() {  # sets cpu: user + sys seconds of every finished child so far (`times`, second line)
+  times > "$times_file"  # in this shell: a $(...) subshell would count its own children
+  cpu="$(awk 'NR == 2 { s = 0; for (i = 1; i <= NF; ++i) { split($i, ms, "m"); s += ms[1] * 60 + ms[2] }
+                        printf "%d", s }' "$times_file")"
 }
+phase_start=$SECONDS
+phase_cpu=0
+phase() {  # phase NAME: closes the previous phase's clocks, opens NAME's
+  children_cpu
+  echo "== (previous phase: $((SECONDS - phase_start)) s, CPU $((cpu - phase_cpu)) s) $1"
+  phase_start=$SECONDS
+  phase_cpu=$cpu
+}
+
+# The Release and sanitizer builds compile the test drivers identically; ccache (DSA_CCACHE) compiles
+# them once. Its cache lives in the checkout unless one is set, so a bare CI machine needs no home folder.
+export CCACHE_DIR="${CCACHE_DIR:-$PWD/build-ccache}"
 
 phase "set-up (scripts/install.sh: packages, Release build of the installed parts, install, import check)"
 bash scripts/install.sh
@@ -46,4 +62,5 @@ if [ "${DSA_SKIP_FUZZ_HARNESSES:-0}" != 1 ]; then
   phase "libFuzzer harnesses (clang-19, ASan + UBSan: build, then each harness for a fixed time)"
   bash scripts/fuzz-harnesses.sh
 fi
-phase "done (total $SECONDS s)"
+children_cpu
+phase "done (total $SECONDS s, CPU $cpu s)"

@@ -34,7 +34,7 @@ TEST(DsaSm90Profile, StandardIsDeepGemmSm90) {
   ASSERT_EQ(a.values.size(), b.values.size());
   for (size_t i = 0; i < a.values.size(); ++i)
     ASSERT_EQ(std::bit_cast<uint32_t>(a.values[i]), std::bit_cast<uint32_t>(b.values[i])) << i;
-  EXPECT_EQ(find_profile("dsa_sm90").promotion, Promotion::none);
+  EXPECT_EQ(find_profile("dsa_sm90").accumulation, mma::Accumulation::chained);
 }
 
 // One head's dot the accurate way: slice s of 32 codes is one wgmma from zero; RN adds in order.

@@ -55,6 +55,13 @@ GoldenCase given_logits_case(GoldenOp op, const Logits& logits, const RowBounds&
   return c;
 }
 
+// The candidate blocks an op reads, with the two settings the schema derives from their shape.
+void with_candidates(GoldenCase& c, const CandidateBlocks& candidates) {
+  c.candidate_blocks = candidates;
+  c.settings.candidate_block_size = candidates.block_size;
+  c.settings.candidate_topk_blocks = candidates.slots;
+}
+
 // An output buffer as the schema stores it. BF16 keeps each entry's upper
 // half (the poison's own bf16 form), so a buffer the kernel never touched
 // comes back recognisable.
@@ -128,9 +135,7 @@ public:
   void candidate_topk(const Logits& logits, const RowBounds& bounds, const CandidateBlocks& candidates,
                       TopkIndices& out) override {
     GoldenCase c = given_logits_case(GoldenOp::candidate_topk, logits, bounds);
-    c.candidate_blocks = candidates;
-    c.settings.candidate_block_size = candidates.block_size;
-    c.settings.candidate_topk_blocks = candidates.slots;
+    with_candidates(c, candidates);
     c.settings.topk = out.k;
     c.expected.topk_indices = out;
     out = *call(c).topk_indices;
@@ -142,9 +147,7 @@ public:
     if (variant != CandidateMask::full)
       throw Unsupported("the golden schema's candidate_mask is vLLM's full mask; the strided variant has no exchange");
     GoldenCase c = given_logits_case(GoldenOp::candidate_mask, logits, bounds);
-    c.candidate_blocks = candidates;
-    c.settings.candidate_block_size = candidates.block_size;
-    c.settings.candidate_topk_blocks = candidates.slots;
+    with_candidates(c, candidates);
     c.expected.masked_logits = logits;
     const Logits sent = logits;
     logits = *call(c).masked_logits;
@@ -156,9 +159,7 @@ public:
                               Logits& compact_out, TopkIndices& out) override {
     GoldenCase c = new_case(GoldenOp::compact_candidate_logits, profile.name);
     c.decode = problem;
-    c.candidate_blocks = candidates;
-    c.settings.candidate_block_size = candidates.block_size;
-    c.settings.candidate_topk_blocks = candidates.slots;
+    with_candidates(c, candidates);
     c.settings.topk = out.k;
     c.expected.compact_logits = compact_out;
     c.expected.topk_indices = out;
@@ -191,9 +192,7 @@ public:
                                 const CandidateBlocks& candidates, Logits& out) override {
     GoldenCase c = new_case(GoldenOp::compact_candidate_logits, profile.name);
     c.decode = problem;
-    c.candidate_blocks = candidates;
-    c.settings.candidate_block_size = candidates.block_size;
-    c.settings.candidate_topk_blocks = candidates.slots;
+    with_candidates(c, candidates);
     c.expected.compact_logits = out;
     const Logits sent = out;
     out = *call(c).compact_logits;

@@ -85,13 +85,15 @@ std::vector<Implementation> build_table() {
                           Device::cuda, c, [v] { return cuda::make_cuda_sm90_ops(v); }, cuda::sm90_available));
   }
   // The selection kernels (optimized/common/select on the CUDA vendor layer, docs/cuda.md): no
-  // logits, so no profile. Their top-k launches run GroupTopK (a row per cluster of blocks).
+  // logits, so no profile. The two entries take the same ops and differ in their top-k launches.
+  const Contract selection_ops = ops({Op::topk, Op::candidate_select, Op::candidate_mask, Op::candidate_topk,
+                                      Op::pack_rows, Op::unpack_topk, Op::skip_decode_fill});
+  // cuda_select's top-k launches run GroupTopK (a row per cluster of blocks).
   table.push_back(entry("cuda_select",
                         "CUDA selection kernels (shared GroupTopK: a row per cluster of blocks, read once, total "
                         "order): top-k, candidate selection, mask, candidate top-k, padding",
                         Device::cuda,
-                        ops({Op::topk, Op::candidate_select, Op::candidate_mask, Op::candidate_topk, Op::pack_rows,
-                             Op::unpack_topk, Op::skip_decode_fill}),
+                        selection_ops,
                         [] { return cuda::make_cuda_select_ops(); }, cuda::sm90_available));
   // The tree kernel has no cluster: it is the selection the gfx942 build launches (wave 64), so the
   // GPU campaign of this entry is the H200's test of that shared code (docs/gfx942.md).
@@ -99,8 +101,7 @@ std::vector<Implementation> build_table() {
                         "CUDA selection kernels with the top-k launches on the shared TreeTopK (no clusters; the "
                         "code hip_gfx942 runs at wave 64): top-k, candidate selection, mask, candidate top-k, padding",
                         Device::cuda,
-                        ops({Op::topk, Op::candidate_select, Op::candidate_mask, Op::candidate_topk, Op::pack_rows,
-                             Op::unpack_topk, Op::skip_decode_fill}),
+                        selection_ops,
                         [] { return cuda::make_cuda_select_tree_ops(); }, cuda::sm90_available));
   // The SM100 sparse backend (docs/cuda_sm100.md). Its expansion and top-k over `end` are plain
   // CUDA and run on the H200 too; its tcgen05 logits run only on a B200 (none here: built, never run).

@@ -106,8 +106,8 @@ void head_dots(const Profile& profile, const QueryRows& q_in, const KTile& tile_
     q.codes = q_perm.data();
     tile.codes = k_perm.data();
   }
-  if (profile.promotion == Promotion::none) return head_dots(profile.mma_for(q.element), q, tile, dots, exact_dots);
-  // fp32_add: every instruction-deep slice of D is its own chain from zero (one instruction), and
+  if (profile.accumulation == mma::Accumulation::chained) return head_dots(profile.mma_for(q.element), q, tile, dots, exact_dots);
+  // Promoted: every instruction-deep slice of D is its own chain from zero (one instruction), and
   // the slices' results are added in order with one RN add each (CUDA-core promotion).
   if (profile.mma == mma::Model::exact || !is_fp8(q.element))
     throw InvalidInput("profile", "profile " + profile.name + " promotes fp8 instruction results; it needs an fp8 "

@@ -57,7 +57,7 @@ void head_dots(const DecodeProblem& p, const Profile& profile, int64_t row, cons
       q = q_perm.data();
       k = k_perm.data();
     }
-    if (profile.promotion == Promotion::none) {
+    if (profile.accumulation == mma::Accumulation::chained) {
       mma::chain_dots(profile.mma, q, H, k, T, D, per_token.data());
     } else {
       // Promoted accumulation (a kernel adding each instruction's result into fp32 registers):

@@ -57,19 +57,15 @@ struct HeadStage {
   bool relu_propagates_nan = false;
 };
 
-// How the D / K steps of one dot product accumulate (K = the instruction's depth).
-enum class Promotion : uint8_t {
-  none,      // chained inside the matrix unit: each instruction's D is the next one's C
-  fp32_add,  // each instruction from zero (scale-d = 0), its result RN-added into an fp32
-             // accumulator in step order: acc = RN(RN(RN(d_0 + d_1) + d_2) + d_3) (D = 128)
-};
-
 struct Profile {
   std::string name;
   std::string origin;  // where the order comes from and what is confirmed on hardware (SPEC 8)
   mma::Model mma = mma::Model::exact;        // q.k of fp8 entries
   mma::Model mma_mxfp4 = mma::Model::exact;  // q.k of MXFP4 entries: a block-scaled model, or exact
-  Promotion promotion = Promotion::none;     // (Model::exact has one rounding: promotion must be none)
+  // How the D / K instructions of one dot join (K = the instruction's depth): chained inside the matrix
+  // unit, or promoted (each from zero, RN-added into fp32 in step order: RN(RN(RN(d_0 + d_1) + d_2) + d_3)
+  // at D = 128). Model::exact has one rounding: it is always chained.
+  mma::Accumulation accumulation = mma::Accumulation::chained;
   std::vector<ElementFormat> elements;       // formats a kernel with this datapath takes
   Precision weights = Precision::fp32;  // weights must be representable in this precision
   Precision logits = Precision::fp32;   // logits are rounded to / stored in this precision

@@ -45,7 +45,7 @@ Profile dsa_sm90() {
 Profile dsa_sm90_accurate() {
   Profile p = sm90_common();
   p.name = "dsa_sm90_accurate";
-  p.promotion = Promotion::fp32_add;
+  p.accumulation = mma::Accumulation::promoted;
   p.origin = std::string(
                  "optimized/cuda kernels cuda_sm90_accurate. Per head q.k: each k32 slice is its own wgmma "
                  "m64nHk32 e4m3 from zero (scale-d = 0), and the D/32 results are added in slice order into an "
