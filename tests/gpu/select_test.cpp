@@ -206,14 +206,14 @@ TEST(CudaSelect, TakesAnyKAndRowsPastTheCache) {
   }
 }
 
-// Enough rows for the row kernel (a block per row) with rows past its stage
-// (32768 entries: the row read again from global memory) up to its bitmaps
-// (2^18), and rows staged; the dispatch's choice is asserted, so this tests it.
+// Enough rows for the row kernel (a block per row: at least the SMs) with rows
+// past its stage (32768 entries: the row read again from global memory) up to
+// its bitmaps (2^18), and rows staged; the dispatch's choice is asserted, so this tests it.
 TEST(CudaSelect, RowKernelTakesManyRowsStagedAndPastTheStage) {
   REQUIRE_SM90();
   const std::vector<int64_t> cycle = {0, 1, 511, 8193, 16385, 32768, 32769, 40000, 131072, 262144};
   std::vector<int64_t> lens;
-  for (int r = 0; r < 80; ++r) lens.push_back(cycle[size_t(r) % cycle.size()]);
+  for (int r = 0; r < 160; ++r) lens.push_back(cycle[size_t(r) % cycle.size()]);
   ASSERT_TRUE(cuda::select_row_kernel(int64_t(lens.size()), 262144, 1));
   auto ops = cuda::make_cuda_select_ops();
   uint64_t seed = 50;

@@ -36,16 +36,22 @@ int32_t select_group_size(int64_t rows, int64_t widest_entries) {
   return sk::group_size<common::select::DenseRows>(rows, widest_entries);
 }
 
-// The one dispatch between the row kernel and the group kernel (from the H200
-// runs, bench/gpu/SELECT_RESULTS.md runs 8 and 9): a block per row for rows
-// that fit its stage (any number of them), and for longer rows (up to its
-// bitmaps) from 48 rows on (64 x 128k: one row per SM, 256 x 128k: two); few
-// long rows keep the clusters, which spread a row over several SMs. A source
-// that reads several values per entry (block scores: a block's max) keeps the
-// clusters too: one SM's loads per row made candidate selection 2.6 times slower (run 8).
+// The one dispatch between the row kernel and the group kernel, the faster of
+// the two on every shape of the H200 run 9 (bench/gpu/SELECT_RESULTS.md): a
+// block per row only for rows past its stage (up to its bitmaps) once they are
+// at least as many as the SMs (256 x 128k: 1.19-1.28x the group kernel); the
+// clusters for fewer rows (64 x 128k, 8 x 128k), for rows that fit the stage
+// (64 x 32k, the compact top-k: the group kernel 1.1-1.2x faster), and for
+// sources that read several values per entry (block scores: 2.6x, run 8).
 bool select_row_kernel(int64_t rows, int64_t widest_entries, int32_t reads_per_entry) {
-  if (reads_per_entry > 1 || widest_entries > sk::kRowMaxEntries) return false;
-  return widest_entries <= sk::kRowStage || rows >= 48;
+  if (reads_per_entry > 1 || widest_entries <= sk::kRowStage || widest_entries > sk::kRowMaxEntries) return false;
+  static const int sms = [] {
+    int device = 0, n = 0;
+    DSA_CUDA_CHECK(cudaGetDevice(&device));
+    DSA_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
+    return n;
+  }();
+  return rows >= sms;
 }
 
 common::select::GroupPlan select_group_plan(int64_t rows, int64_t widest_entries, int32_t k, const char* op,
