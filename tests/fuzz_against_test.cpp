@@ -93,7 +93,10 @@ CampaignOptions against_reference(MakeImpl make_impl, std::vector<std::string> p
   o.cases = cases;
   o.batch_cases = 10;
   o.shrink_seconds = 10;
-  o.limits = {.max_rows = 8, .logits_elements = 1 << 14, .exact_products = 1 << 18, .model_products = 1 << 16};
+  o.limits.max_rows = 8;
+  o.limits.logits_elements = 1 << 14;
+  o.limits.exact_products = 1 << 18;
+  o.limits.model_products = 1 << 16;
   o.replay_prefix = "dsa-oracle fuzz --impl X --against reference";
   return o;
 }

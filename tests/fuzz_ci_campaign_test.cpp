@@ -20,7 +20,7 @@ TEST_P(FuzzShortCampaign, FindsNothing) {
   o.impl = GetParam();
   o.make_impl = [name = GetParam()] { return make_implementation(name); };
   o.seed = 2024;
-  o.cases = 8 / test::kFuzzScale;  // per property: a few seconds in all, and every property gets its share
+  o.cases = test::scaled_count(8);  // per property: a few seconds in all, and every property gets its share
   o.batch_cases = 4;
   const CampaignResult r = run_campaign(o);
   int applicable = 0;

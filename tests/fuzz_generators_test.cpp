@@ -112,7 +112,7 @@ TEST(FuzzGenerators, DecodeCasesBuildValidProblemsWithinTheWorkLimit) {
   int built = 0;
   for (const DecodeCase& c : sample(gen_decode_case(limits), 150, 15)) {
     EXPECT_LE(decode_products(c), decode_product_limit(c, limits)) << summary(c);
-    if (built++ % (3 * test::kFuzzScale) == 0) {  // a third of them built: the arrays cost more than the drawing
+    if (built++ % (3 * test::fuzz_scale()) == 0) {  // a third of them built: the arrays cost more than the drawing
       DecodeProblem p;
       ASSERT_NO_THROW(p = make_problem(c)) << summary(c);
       int64_t products = 0;
