@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include "dsa/fuzz/campaign.hpp"
-#include "fuzz_test_support.hpp"
 #include "select_emulation_support.hpp"
 
 namespace dsa::select_testing {
@@ -30,11 +29,13 @@ void short_campaign(const std::string& name, int64_t cases, int64_t logits_eleme
   EXPECT_GE(applicable, 5) << fuzz::format_campaign(o, r);
 }
 
+// Two cases per property in every build, the sanitized one included: with one, a property whose only case
+// falls outside the contract (determinism draws such cases) passes none.
 TEST(SelectEmulatedCampaign, Warp32FindsNothing) {
-  short_campaign<Shape<32, 64, 8>>("emulated_select_w32", test::scaled_count(2), 1 << 13);
+  short_campaign<Shape<32, 64, 8>>("emulated_select_w32", 2, 1 << 13);
 }
 TEST(SelectEmulatedCampaign, Wave64FindsNothing) {
-  short_campaign<Shape<64, 128, 8>>("emulated_select_w64", test::scaled_count(2), 1 << 11);
+  short_campaign<Shape<64, 128, 8>>("emulated_select_w64", 2, 1 << 11);
 }
 
 }  // namespace
