@@ -207,8 +207,9 @@ TEST(CudaSelect, TakesAnyKAndRowsPastTheCache) {
 }
 
 // Enough rows for the row kernel (a block per row: at least the SMs) with rows
-// past its stage (32768 entries: the row read again from global memory) up to
-// its bitmaps (2^18), and rows staged; the dispatch's choice is asserted, so this tests it.
+// past its stage (8192 entries: the row read again from global memory) up to
+// its bitmaps (2^18), and rows staged; the dispatch's choice is asserted, so this
+// tests it. The quantized rows' threshold bins are one key, past the list.
 TEST(CudaSelect, RowKernelTakesManyRowsStagedAndPastTheStage) {
   REQUIRE_SM90();
   const std::vector<int64_t> cycle = {0, 1, 511, 8193, 16385, 32768, 32769, 40000, 131072, 262144};

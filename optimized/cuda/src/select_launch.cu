@@ -44,7 +44,7 @@ int32_t select_group_size(int64_t rows, int64_t widest_entries) {
 // (64 x 32k, the compact top-k: the group kernel 1.1-1.2x faster), and for
 // sources that read several values per entry (block scores: 2.6x, run 8).
 bool select_row_kernel(int64_t rows, int64_t widest_entries, int32_t reads_per_entry) {
-  if (reads_per_entry > 1 || widest_entries <= sk::kRowStage || widest_entries > sk::kRowMaxEntries) return false;
+  if (reads_per_entry > 1 || widest_entries <= sk::kRowKernelMinEntries || widest_entries > sk::kRowMaxEntries) return false;
   static const int sms = [] {
     int device = 0, n = 0;
     DSA_CUDA_CHECK(cudaGetDevice(&device));

@@ -46,15 +46,23 @@ __global__ void __launch_bounds__(kT, kBlocksPerSm)
   Group<kCache, common::select::Bug::none, kT, kI>::run(common::arch::Cuda{}, shared, src, plan, out);
 }
 
-// The row kernel: a block per row (a persistent grid walks the rows), rows of
-// up to 32768 entries staged in dynamic shared memory (128 KB), bitmaps for
-// rows of up to 2^18 entries (64 KB): one block per SM, 128 registers.
-inline constexpr int kRowStage = 32768;
+// The row kernel: a block per row (a persistent grid walks the rows), two
+// blocks per SM (64 registers: tiles of 512 x 8, the next one's loads in
+// flight), so that one block streams its row while the other scans its
+// histogram or emits. Shared memory per block: bitmaps for rows of up to
+// 2^18 entries (64 KB), a stage of 8192 entries (32 KB) that holds the
+// threshold bin's list of a longer row (4096 key and position pairs; a bin of
+// one key needs none).
+inline constexpr int kRowItems = 8;
+inline constexpr int kRowStage = 8192;
 inline constexpr int kRowMaxEntries = 1 << 18;
-using Row = common::select::RowTopK<common::arch::Cuda, kThreads, kItems, kRowStage, kRowMaxEntries>;
+inline constexpr int kRowBlocksPerSm = 2;
+// The dispatch sends rows past this length to the row kernel (select_launch.cu).
+inline constexpr int kRowKernelMinEntries = 32768;
+using Row = common::select::RowTopK<common::arch::Cuda, kThreads, kRowItems, kRowStage, kRowMaxEntries>;
 
 template <class Source>
-__global__ void __launch_bounds__(kThreads, 1) row_topk(Source src, int32_t k, int32_t* out) {
+__global__ void __launch_bounds__(kThreads, kRowBlocksPerSm) row_topk(Source src, int32_t k, int32_t* out) {
   extern __shared__ __align__(16) unsigned char smem[];
   Row::run(common::arch::Cuda{}, *reinterpret_cast<Row::Shared*>(smem), src, k, out);
 }

@@ -16,12 +16,17 @@
 // serialise either, and every other key costs one plain atomic. A row of at most kStageEntries is
 // also staged in shared memory, so every later step reads shared memory only;
 // a longer row is read again from global memory (L2 holds much of it) once.
-// That one scan marks the entries above the threshold bin in a bitmap of the
-// row and lists the entries in it (positions, and the keys of a row not
-// staged); the radix passes of block_topk.hpp (11, 11 and 10 bits of the
-// key) then count the list only (a bin too large for the list is counted from
-// the row instead). The list's entries above the final cut join the bitmap,
-// those at it go to a second bitmap.
+// That one scan compares keys against the threshold bin's bounds in key space
+// (digit_floor: no digit per key), marks the entries above the bin in a bitmap
+// of the row and lists the entries in it (positions, and the keys of a row not
+// staged); the radix passes of block_topk.hpp (11, 11 and 10 bits of the key)
+// then count the list only. The list's entries above the final cut join the
+// bitmap, those at it go to a second bitmap. A bin too large for the list is
+// marked whole in that second bitmap by the same scan, and the scan keeps the
+// bin's smallest and largest key: a bin of one key (tie-heavy rows, where the
+// cut falls inside thousands of equal logits) is then the cut itself, with no
+// radix pass and no further read of the row. Only a large bin of several keys
+// is counted from the row again.
 //
 // Emitting is a block scan of the two bitmaps' popcounts: an entry's output
 // rank is the chosen entries before it in position order (every entry above
@@ -68,6 +73,7 @@ struct RowTopK {
     int32_t hist[kBins];
     int32_t scalars[4][kScalars];  // a pass's threshold: its own slot, so no pass waits to reset one
     uint32_t warp_totals[kWarps];
+    uint32_t warp_min[kWarps], warp_max[kWarps];  // the threshold bin's key range, per warp
     int32_t list_size;
     uint32_t above_bits[kWords];  // the row's entries above the cut
     uint32_t tied_bits[kWords];   // the row's entries at the cut (chosen or not)
@@ -85,6 +91,35 @@ struct RowTopK {
     const uint32_t inner = ((exponent - 112u) << 5) | ((bits >> 18) & 31u);
     const uint32_t magnitude = exponent < 112u ? 0u : exponent > 143u ? 1023u : inner;
     return ((key >> 31) << 10) | magnitude;
+  }
+
+  // The largest key whose coarse digit is at most d (0 below every digit,
+  // the largest key past them): "digit > d" is "key > digit_floor(d)" for
+  // every key but kNoEntryKey, since the digit is monotone in the key.
+  DSA_HD static uint32_t digit_floor(int d) {
+    if (d < 0) return 0u;
+    if (d >= kBins - 1) return 0xffffffffu;
+    uint32_t lo = 0u, hi = 0xffffffffu;  // coarse_digit(lo) <= d < coarse_digit(hi)
+    while (hi - lo > 1u) {
+      const uint32_t mid = lo + (hi - lo) / 2u;
+      if (int(coarse_digit(mid)) <= d)
+        lo = mid;
+      else
+        hi = mid;
+    }
+    return lo;
+  }
+
+  // The smallest and the largest of v over the block (every thread gets
+  // them); the caller syncs between the two halves.
+  DSA_HD static void warp_min_max(const Arch& a, Shared& sh, uint32_t lo, uint32_t hi) {
+    DSA_UNROLL
+    for (int d = 1; d < kLanes; d *= 2) {
+      const uint32_t l = a.shfl(lo, Block::lane(a) ^ d), h = a.shfl(hi, Block::lane(a) ^ d);
+      lo = l < lo ? l : lo;
+      hi = h > hi ? h : hi;
+    }
+    if (Block::lane(a) == 0) sh.warp_min[Block::warp(a)] = lo, sh.warp_max[Block::warp(a)] = hi;
   }
 
   // Adds v of every lane of the warp to *p, once.
@@ -217,31 +252,39 @@ struct RowTopK {
     } else if (f0.bin < 0 && f0.total > k) {  // only a defect's state gets here
       above_digit = kBins;
     }
-    const int bin0 = refine ? f0.bin : kBins;  // no digit matches kBins
+    // The split in key space: above the cut `key > up_floor`, in the threshold bin
+    // `bin_floor < key <= bin_top` (never when there is nothing to refine).
+    const uint32_t up_floor = digit_floor(above_digit);
+    const uint32_t bin_floor = refine ? digit_floor(f0.bin - 1) : 0xffffffffu;
+    const uint32_t bin_top = refine ? digit_floor(f0.bin) : 0u;
     uint32_t* pair_keys = sh.stage;
     uint32_t* pair_positions = sh.stage + kPairCap;
+    uint32_t bin_min = 0xffffffffu, bin_max = 0u;
     auto split = [&](int p0, const Quad& q) {
-      uint32_t above_mask = 0;
-      bool at[4], any = false;
+      uint32_t above_mask = 0, at_mask = 0;
       DSA_UNROLL
       for (int v = 0; v < 4; ++v) {
-        const bool in = q.key[v] != kNoEntryKey;
-        const int d = int(coarse_digit(q.key[v]));
-        const bool up = in && d > above_digit;
-        above_mask |= uint32_t(up) << v;
-        at[v] = in && d == bin0;
-        any = any || up || at[v];
+        above_mask |= uint32_t(q.key[v] > up_floor) << v;
+        at_mask |= uint32_t(q.key[v] > bin_floor && q.key[v] <= bin_top) << v;
       }
-      if (!a.ballot(any)) return;
+      if (!a.ballot((above_mask | at_mask) != 0u)) return;
       if (above_mask) a.atomic_or_shared(&sh.above_bits[p0 / 32], above_mask << (p0 % 32));
+      if (at_mask && !on_list) a.atomic_or_shared(&sh.tied_bits[p0 / 32], at_mask << (p0 % 32));
+      DSA_UNROLL
+      for (int v = 0; v < 4; ++v) {
+        const bool at = (at_mask >> v) & 1u;
+        bin_min = at && q.key[v] < bin_min ? q.key[v] : bin_min;
+        bin_max = at && q.key[v] > bin_max ? q.key[v] : bin_max;
+      }
       if (on_list) {
         DSA_UNROLL
         for (int v = 0; v < 4; ++v) {
-          const typename Arch::LaneMask m = a.ballot(at[v]);
+          const bool at = (at_mask >> v) & 1u;
+          const typename Arch::LaneMask m = a.ballot(at);
           int slot = 0;
           if (Block::lane(a) == 0 && m) slot = a.atomic_add_shared(&sh.list_size, popc(m));
           slot = a.shfl(slot, 0) + popc(m & Block::lanes_below(a));
-          if (at[v]) {
+          if (at) {
             if (staged) {
               sh.list[slot] = uint32_t(p0 + v);
             } else {
@@ -256,7 +299,19 @@ struct RowTopK {
       stage_runs(a, sh, count, split);
     else
       stream_row(a, src, r, count, split);
+    warp_min_max(a, sh, bin_min, bin_max);
     a.sync();
+    for (int w = 0; w < kWarps; ++w) {
+      bin_min = sh.warp_min[w] < bin_min ? sh.warp_min[w] : bin_min;
+      bin_max = sh.warp_max[w] > bin_max ? sh.warp_max[w] : bin_max;
+    }
+    // A threshold bin of one key is the cut: entries above it are marked, those at it are the bin.
+    const bool one_key = refine && bin_min == bin_max;
+    // A bin past the list and of several keys: its marks are redone from the final cut.
+    if (refine && !on_list && !one_key) {
+      for (int w = t; w < words; w += kThreads) sh.tied_bits[w] = 0;
+      a.sync();
+    }
 
     // The radix passes over the threshold bin: the list, or the row's entries in the bin.
     const int list_n = sh.list_size;
@@ -272,15 +327,15 @@ struct RowTopK {
       }
       auto runs = [&](int p0, const Quad& q) {
         DSA_UNROLL
-        for (int v = 0; v < 4; ++v)
-          visit(q.key[v] != kNoEntryKey && int(coarse_digit(q.key[v])) == bin0, p0 + v, q.key[v]);
+        for (int v = 0; v < 4; ++v) visit(q.key[v] > bin_floor && q.key[v] <= bin_top, p0 + v, q.key[v]);
       };
       if (staged)
         stage_runs(a, sh, count, runs);
       else
         stream_row(a, src, r, count, runs);
     };
-    for (int pass_index = 0; refine && pass_index < radix.passes; ++pass_index) {
+    if (one_key) cut = RadixCut{bin_min, 0xffffffffu};
+    for (int pass_index = 0; refine && !one_key && pass_index < radix.passes; ++pass_index) {
       const RadixPass pass = radix.pass[pass_index];
       for (int b = t; b < pass.bins(); b += kThreads) sh.hist[b] = 0;
       a.sync();
@@ -295,7 +350,7 @@ struct RowTopK {
       cut = cut.refined(pass, uint32_t(f.bin));
       if (f.count == remaining) break;  // the threshold bin is taken whole
     }
-    if (refine) {
+    if (refine && (on_list || !one_key)) {  // a bin of one key past the list is marked already
       for_bin([&](bool in, int p, uint32_t key) {
         if (in && cut.above(key)) a.atomic_or_shared(&sh.above_bits[p / 32], 1u << (p % 32));
         if (in && cut.matches(key)) a.atomic_or_shared(&sh.tied_bits[p / 32], 1u << (p % 32));
