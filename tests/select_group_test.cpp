@@ -134,6 +134,18 @@ TEST(SelectRow, EveryRowKindStagedAndStreamedAtWarp32) {
   check_row<GroupWarp32>({5, 700, 3000}, 3100, RowKind::normal, 50, seed++, 37);  // rows at an offset
 }
 
+// The split's bounds: digit_floor(d) is the last key of digit d or below, for every digit.
+TEST(SelectRow, DigitFloorIsTheLastKeyAtOrBelowEachDigit) {
+  using Row = EmulatedRow<GroupWarp32>;
+  EXPECT_EQ(Row::digit_floor(-1), 0u);
+  EXPECT_EQ(Row::digit_floor(Row::kBins - 1), 0xffffffffu);
+  for (int d = 0; d < Row::kBins - 1; ++d) {
+    const uint32_t last = Row::digit_floor(d);
+    ASSERT_LE(int(Row::coarse_digit(last)), d) << "digit " << d;
+    ASSERT_GT(int(Row::coarse_digit(last + 1u)), d) << "digit " << d;
+  }
+}
+
 TEST(SelectRow, EveryRowKindAtWave64) {
   const std::vector<int64_t> lens = {0, 7, 1025, 2100};
   uint64_t seed = 300;

@@ -95,19 +95,18 @@ struct RowTopK {
 
   // The largest key whose coarse digit is at most d (0 below every digit,
   // the largest key past them): "digit > d" is "key > digit_floor(d)" for
-  // every key but kNoEntryKey, since the digit is monotone in the key.
+  // every key but kNoEntryKey, since the digit is monotone in the key. In
+  // closed form (a binary search per row cost 512 threads x 3 x 32 digits,
+  // 8 instructions a key of a 128k row): a digit's keys are one run, which
+  // ends where its 5 mantissa bits (or, for magnitude 0, exponent 112's
+  // first 5 mantissa bits) end.
   DSA_HD static uint32_t digit_floor(int d) {
     if (d < 0) return 0u;
     if (d >= kBins - 1) return 0xffffffffu;
-    uint32_t lo = 0u, hi = 0xffffffffu;  // coarse_digit(lo) <= d < coarse_digit(hi)
-    while (hi - lo > 1u) {
-      const uint32_t mid = lo + (hi - lo) / 2u;
-      if (int(coarse_digit(mid)) <= d)
-        lo = mid;
-      else
-        hi = mid;
-    }
-    return lo;
+    const uint32_t sign = uint32_t(d) >> 10, magnitude = uint32_t(d) & 1023u;
+    if (magnitude == 1023u) return (sign << 31) | 0x7fffffffu;
+    const uint32_t first = (((magnitude >> 5) + 112u) << 23) | ((magnitude & 31u) << 18);
+    return (sign << 31) | (first + (1u << 18) - 1u);
   }
 
   // The smallest and the largest of v over the block (every thread gets
