@@ -134,6 +134,27 @@ TEST(SelectRow, EveryRowKindStagedAndStreamedAtWarp32) {
   check_row<GroupWarp32>({5, 700, 3000}, 3100, RowKind::normal, 50, seed++, 37);  // rows at an offset
 }
 
+// The coarse digit: the key's sign, then exponents 112..143 and 5 mantissa
+// bits, clamped (written out here as the definition), monotone in the key.
+TEST(SelectRow, CoarseDigitIsTheClampedFp16DigitAndMonotone) {
+  using Row = EmulatedRow<GroupWarp32>;
+  auto definition = [](uint32_t key) {
+    const uint32_t bits = key & 0x7fffffffu, exponent = bits >> 23;
+    const uint32_t inner = ((exponent - 112u) << 5) | ((bits >> 18) & 31u);
+    return ((key >> 31) << 10) | (exponent < 112u ? 0u : exponent > 143u ? 1023u : inner);
+  };
+  uint32_t previous = 0;
+  for (uint64_t key = 0; key <= 0xffffffffull; key += 65521u) {
+    const uint32_t d = Row::coarse_digit(uint32_t(key));
+    ASSERT_EQ(d, definition(uint32_t(key))) << key;
+    ASSERT_GE(d, previous) << key;
+    previous = d;
+  }
+  for (const uint32_t key : {0u, 0x007fffffu, 0x7fffffffu, 0x80000000u, 0xff800000u, 0xffffffffu, 0xb8000000u,
+                             0xb7ffffffu, 0xc7fc0000u, 0xc7fbffffu, 0x38000000u, 0x47fc0000u})
+    EXPECT_EQ(Row::coarse_digit(key), definition(key)) << key;
+}
+
 // The split's bounds: digit_floor(d) is the last key of digit d or below, for every digit.
 TEST(SelectRow, DigitFloorIsTheLastKeyAtOrBelowEachDigit) {
   using Row = EmulatedRow<GroupWarp32>;

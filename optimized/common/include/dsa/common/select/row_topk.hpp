@@ -12,8 +12,9 @@
 // row of N(0, 1) logits in a few dozen bins, and a warp's plain shared-memory
 // atomics would collide on them; these spread it over hundreds. The two end
 // bins (-inf, tiny values; +inf, NaN, huge values) are counted in registers
-// and added once per thread, so rows dominated by -inf or NaN do not
-// serialise either, and every other key costs one plain atomic. A row of at most kStageEntries is
+// and added once per warp, so rows dominated by -inf or NaN do not
+// serialise either; every key costs one plain atomic and no branch (the end
+// bins' keys add to a slot of their lane's, which nothing reads). A row of at most kStageEntries is
 // also staged in shared memory, so every later step reads shared memory only;
 // a longer row is read again from global memory (L2 holds much of it) once.
 // That one scan compares keys against the threshold bin's bounds in key space
@@ -70,7 +71,7 @@ struct RowTopK {
 
   enum Scalar : int { kBin, kAbove, kCount, kScalars };
   struct Shared {
-    int32_t hist[kBins];
+    int32_t hist[kBins + kLanes];  // past kBins: a slot per lane for the keys counted in registers
     int32_t scalars[4][kScalars];  // a pass's threshold: its own slot, so no pass waits to reset one
     uint32_t warp_totals[kWarps];
     uint32_t warp_min[kWarps], warp_max[kWarps];  // the threshold bin's key range, per warp
@@ -86,11 +87,13 @@ struct RowTopK {
 
   // The coarse digit of a key (see the top): monotone, 0 for -inf and the
   // smallest values, kBins - 1 for +inf, NaN and the largest.
+  // The exponent and the 5 mantissa bits are one field (bits 18 to 30), so
+  // the clamp to exponents 112..143 is a min and a max of it.
   DSA_HD static uint32_t coarse_digit(uint32_t key) {
-    const uint32_t bits = key & 0x7fffffffu, exponent = bits >> 23;
-    const uint32_t inner = ((exponent - 112u) << 5) | ((bits >> 18) & 31u);
-    const uint32_t magnitude = exponent < 112u ? 0u : exponent > 143u ? 1023u : inner;
-    return ((key >> 31) << 10) | magnitude;
+    constexpr uint32_t kLow = 112u << 5, kHigh = (143u << 5) | 31u;
+    const uint32_t field = (key & 0x7fffffffu) >> 18;
+    const uint32_t magnitude = (field < kLow ? kLow : field > kHigh ? kHigh : field) - kLow;
+    return ((key >> 21) & 1024u) | magnitude;
   }
 
   // The largest key whose coarse digit is at most d (0 below every digit,
@@ -214,7 +217,7 @@ struct RowTopK {
     int32_t* row_out = out + r * int64_t(k);
     constexpr RadixPlan radix = plan_11_11_10();
 
-    for (int b = t; b < kBins; b += kThreads) sh.hist[b] = 0;
+    for (int b = t; b < kBins + kLanes; b += kThreads) sh.hist[b] = 0;
     for (int w = t; w < words; w += kThreads) sh.above_bits[w] = 0, sh.tied_bits[w] = 0;
     if (t < 4) sh.scalars[t][kBin] = -1;
     if (t == 0) sh.list_size = 0;
@@ -230,7 +233,10 @@ struct RowTopK {
         const uint32_t d = coarse_digit(q.key[v]);
         low += in && d == 0u;
         high += d == uint32_t(kBins - 1);
-        if (in && d != 0u && d != uint32_t(kBins - 1)) a.atomic_add_shared(&sh.hist[d], 1);
+        // One atomic a key and no branch: a key of an end bin (or no entry) counts in its
+        // lane's own slot past the histogram, so a row of -inf or NaN meets no conflict.
+        const bool counted = in && d - 1u < uint32_t(kBins - 2);
+        a.atomic_add_shared(&sh.hist[counted ? int(d) : kBins + Block::lane(a)], 1);
       }
     });
     warp_add(a, &sh.hist[0], low);
