@@ -86,9 +86,9 @@ struct RowTopK {
   };
 
   // The coarse digit of a key (see the top): monotone, 0 for -inf and the
-  // smallest values, kBins - 1 for +inf, NaN and the largest.
-  // The exponent and the 5 mantissa bits are one field (bits 18 to 30), so
-  // the clamp to exponents 112..143 is a min and a max of it.
+  // smallest values, kBins - 1 for +inf, NaN and the largest. The exponent
+  // and the 5 mantissa bits are one field (bits 18 to 30), so the clamp to
+  // exponents 112..143 is a min and a max of it.
   DSA_HD static uint32_t coarse_digit(uint32_t key) {
     constexpr uint32_t kLow = 112u << 5, kHigh = (143u << 5) | 31u;
     const uint32_t field = (key & 0x7fffffffu) >> 18;
@@ -112,8 +112,8 @@ struct RowTopK {
     return (sign << 31) | (first + (1u << 18) - 1u);
   }
 
-  // The smallest and the largest of v over the block (every thread gets
-  // them); the caller syncs between the two halves.
+  // Each warp's smallest lo and largest hi, into warp_min and warp_max; the
+  // caller syncs, then reduces the warps' (the block's range).
   DSA_HD static void warp_min_max(const Arch& a, Shared& sh, uint32_t lo, uint32_t hi) {
     DSA_UNROLL
     for (int d = 1; d < kLanes; d *= 2) {
