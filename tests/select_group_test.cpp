@@ -167,6 +167,67 @@ TEST(SelectRow, DigitFloorIsTheLastKeyAtOrBelowEachDigit) {
   }
 }
 
+// Runs RowTopK over every row of a dense case (a block a row), the way each row went into `ways`.
+template <class S>
+std::vector<int32_t> row_outcomes(const std::vector<float>& values, int64_t rows, int64_t width, int32_t k,
+                                  std::vector<int32_t>& out) {
+  using Arch = common::arch::HostSimt<S::kLanes>;
+  using Row = EmulatedRow<S>;
+  std::vector<int64_t> start(size_t(rows), 0), end(size_t(rows), width);
+  const common::select::DenseRows src{values.data(), width,
+                                      common::RowSpan::of_bounds(rows, width, start.data(), end.data())};
+  std::vector<int32_t> ways(size_t(rows), -1);
+  out.assign(size_t(rows * k), 0);
+  oracle::fill_poison(std::span<int32_t>(out));
+  common::arch::host_launch<S::kLanes, typename Row::Shared>(
+      int(rows), S::kThreads, [&](const Arch& a, typename Row::Shared& sh) {
+        Row::select_row(a, sh, src, k, a.block(), out.data());
+        if (a.thread() == 0) ways[size_t(a.block())] = int32_t(sh.outcome);
+      });
+  return ways;
+}
+
+// The sample's key (rows past the stage, k up to half the list): every way a
+// row can go, each held to the reference. A row whose sample lies low lists
+// more than the list holds; one whose sample lies high has fewer than k above
+// the key; both are then read again by the histogram's way.
+TEST(SelectRow, EverySampleOutcomeMatchesTheReference) {
+  using Row = EmulatedRow<GroupWarp32>;
+  using Outcome = Row::Outcome;
+  const int64_t width = 4096;
+  const int32_t k = 64;
+  ASSERT_TRUE(Row::samples(false, k));
+  ASSERT_FALSE(Row::samples(false, Row::kPairCap / 2 + 1));
+  const Outcome expected[] = {Outcome::sampled_above, Outcome::sampled_at_key, Outcome::missed_overflow,
+                              Outcome::missed_short, Outcome::histogram};
+  const int64_t rows = 5;
+  std::vector<float> values(size_t(rows * width));
+  Rng rng(77);
+  for (auto& v : values) v = float(rng.normal());
+  float* row = values.data();
+  // 1: one value (every entry at the key); 2: the sample's entries lowest; 3: highest.
+  std::fill(row + width, row + 2 * width, 0.25f);
+  for (int j = 0; j < Row::kCapacity; ++j) {
+    row[2 * width + Row::sample_position(j, int(width))] = -8.0f - float(j) / 1024.0f;
+    row[3 * width + Row::sample_position(j, int(width))] = 8.0f + float(j) / 1024.0f;
+  }
+  std::vector<int32_t> out;
+  std::vector<int32_t> ways = row_outcomes<GroupWarp32>(values, rows - 1, width, k, out);
+  std::vector<int32_t> wide;  // k past half the list: no sample
+  const int32_t big_k = Row::kPairCap / 2 + 1;
+  std::vector<float> last(row + 4 * width, row + 5 * width);
+  ways.push_back(row_outcomes<GroupWarp32>(last, 1, width, big_k, wide)[0]);
+  for (int64_t r = 0; r < rows; ++r) {
+    EXPECT_EQ(ways[size_t(r)], int32_t(expected[r])) << "row " << r;
+    const int32_t kr = r + 1 < rows ? k : big_k;
+    std::vector<int32_t> want(static_cast<size_t>(kr));
+    topk_row(row + r * width, width, kr, want.data());
+    std::sort(want.begin(), want.end());
+    const int32_t* got = r + 1 < rows ? out.data() + r * k : wide.data();
+    EXPECT_EQ(std::vector<int32_t>(got, got + kr), want) << "row " << r;
+  }
+}
+
 TEST(SelectRow, EveryRowKindAtWave64) {
   const std::vector<int64_t> lens = {0, 7, 1025, 2100};
   uint64_t seed = 300;

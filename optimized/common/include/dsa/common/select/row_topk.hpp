@@ -70,12 +70,24 @@ struct RowTopK {
   static_assert(kMaxEntries % 32 == 0 && kMaxEntries >= kStageEntries, "the bitmaps cover every row taken");
 
   enum Scalar : int { kBin, kAbove, kCount, kScalars };
+  // Threshold slots: 0 the coarse pass, 1 to 3 the radix passes, 4 to 6 the sample's.
+  static constexpr int kSlots = 7;
+  // The way a row went (the tests see every way taken and held to the reference).
+  enum class Outcome : int32_t {
+    staged,           // the coarse histogram, the row in shared memory
+    histogram,        // the coarse histogram, the row read again (no sample: k past half the list)
+    sampled_above,    // the sample's key: the cut among the listed entries above it
+    sampled_at_key,   // the sample's key: every listed entry, the rest at the key
+    missed_overflow,  // more entries above the sample's key than the list holds: the histogram's way
+    missed_short,     // fewer than k at or above it: the histogram's way
+  };
   struct Shared {
     int32_t hist[kBins + kLanes];  // past kBins: a slot per lane for the keys counted in registers
-    int32_t scalars[4][kScalars];  // a pass's threshold: its own slot, so no pass waits to reset one
+    int32_t scalars[kSlots][kScalars];  // a pass's threshold: its own slot, so no pass waits to reset one
     uint32_t warp_totals[kWarps];
     uint32_t warp_min[kWarps], warp_max[kWarps];  // the threshold bin's key range, per warp
     int32_t list_size;
+    Outcome outcome;
     uint32_t above_bits[kWords];  // the row's entries above the cut
     uint32_t tied_bits[kWords];   // the row's entries at the cut (chosen or not)
     uint32_t list[kListCap];      // a staged row's positions in the first pass's threshold bin
@@ -208,21 +220,160 @@ struct RowTopK {
     }
   }
 
+
+  // Where sample j of a row of `count` entries lies: kCapacity positions evenly spread.
+  DSA_HD static int sample_position(int j, int count) { return int(int64_t(j) * count / kCapacity); }
+  // The sample's rank whose key is expected to have (k + kPairCap) / 2 entries above it in the row:
+  // as far from k (too few: read again) as from the list's room (too many), in standard deviations.
+  DSA_HD static int sample_rank(int32_t k, int count) {
+    const int64_t target = (int64_t(k) + kPairCap) / 2;
+    const int64_t m = (target * kCapacity + count - 1) / count;
+    return int(m < 1 ? 1 : m > kCapacity ? kCapacity : m);
+  }
+  DSA_HD static bool samples(bool staged, int32_t k) { return !staged && 2 * int64_t(k) <= kPairCap; }
+
   template <class Source>
   DSA_HD static void select_row(const Arch& a, Shared& sh, const Source& src, int32_t k, int64_t r, int32_t* out) {
     const int t = a.thread();
     const int count = int(src.entries(r));  // at most kMaxEntries: the host side's dispatch
     const bool staged = count <= kStageEntries;
     const int words = (count + 31) / 32;
-    int32_t* row_out = out + r * int64_t(k);
-    constexpr RadixPlan radix = plan_11_11_10();
 
+    clear(a, sh, words);
+    int32_t ties = -1;
+    if (samples(staged, k)) ties = select_by_sample(a, sh, src, k, r, count, words);
+    if (ties < 0) ties = select_by_histogram(a, sh, src, k, r, count, words, staged);
+    if (t == 0 && !samples(staged, k)) sh.outcome = staged ? Outcome::staged : Outcome::histogram;
+    emit(a, sh, src, k, r, words, ties, out + r * int64_t(k));
+  }
+
+  // The histogram, both bitmaps, the thresholds and the list emptied (then a sync).
+  DSA_HD static void clear(const Arch& a, Shared& sh, int words) {
+    const int t = a.thread();
     for (int b = t; b < kBins + kLanes; b += kThreads) sh.hist[b] = 0;
     for (int w = t; w < words; w += kThreads) sh.above_bits[w] = 0, sh.tied_bits[w] = 0;
-    if (t < 4) sh.scalars[t][kBin] = -1;
+    if (t < kSlots) sh.scalars[t][kBin] = -1;
     if (t == 0) sh.list_size = 0;
     a.sync();
+  }
 
+  // One read of the row against a key from a sample of it. The sample's m-th
+  // largest key T (sample_rank) is expected to have (k + kPairCap) / 2 of the
+  // row's entries above it; the scan lists every entry above T (key and
+  // position pairs) and marks the entries at T in tied_bits. Then either the
+  // list holds k or more (the radix passes run over the list only), or the
+  // cut is T itself (the list, and the first entries at T). A sample that
+  // misled (the list overflowed, or fewer than k at or above T) leaves the
+  // state cleared and returns -1: the histogram's way, one read more. Returns
+  // how many entries at the final cut are taken.
+  template <class Source>
+  DSA_HD static int32_t select_by_sample(const Arch& a, Shared& sh, const Source& src, int32_t k, int64_t r,
+                                         int count, int words) {
+    const int t = a.thread();
+    uint32_t sample[kItems];
+    DSA_UNROLL
+    for (int i = 0; i < kItems; ++i) sample[i] = src.key(r, sample_position(i * kThreads + t, count));
+    const uint32_t key = sample_key(a, sh, sample, sample_rank(k, count));
+    // T = 0 (fewer sample entries than the rank): every entry is listed, none is at T.
+    const uint32_t at_key = key == kNoEntryKey ? 1u : key;  // 1: no key's value
+
+    uint32_t* pair_keys = sh.stage;
+    uint32_t* pair_positions = sh.stage + kPairCap;
+    uint32_t at_count = 0;
+    stream_row(a, src, r, count, [&](int p0, const Quad& q) {
+      uint32_t above_mask = 0, at_mask = 0;
+      DSA_UNROLL
+      for (int v = 0; v < 4; ++v) {
+        above_mask |= uint32_t(q.key[v] > key) << v;
+        at_mask |= uint32_t(q.key[v] == at_key) << v;
+      }
+      if (!a.ballot((above_mask | at_mask) != 0u)) return;
+      if (at_mask) {
+        a.atomic_or_shared(&sh.tied_bits[p0 / 32], at_mask << (p0 % 32));
+        at_count += uint32_t(popc(at_mask));
+      }
+      if (above_mask) {
+        // One atomic a thread (few threads of a warp have entries above T); the
+        // list's order is the atomics', which the set and its order do not depend on.
+        int slot = a.atomic_add_shared(&sh.list_size, popc(above_mask));
+        DSA_UNROLL
+        for (int v = 0; v < 4; ++v) {
+          if (((above_mask >> v) & 1u) && slot < kPairCap) {
+            pair_keys[slot] = q.key[v];
+            pair_positions[slot] = uint32_t(p0 + v);
+          }
+          slot += int((above_mask >> v) & 1u);
+        }
+      }
+    });
+    uint32_t at_total = 0;
+    block_exclusive_scan<Arch, kThreads>(a, sh.warp_totals, at_count, at_total);  // syncs: list_size is final
+    const int listed = sh.list_size;
+    if (listed > kPairCap || int64_t(listed) + at_total < int64_t(k)) {
+      for (int w = t; w < words; w += kThreads) sh.tied_bits[w] = 0;
+      for (int b = t; b < kBins + kLanes; b += kThreads) sh.hist[b] = 0;
+      if (t == 0) sh.outcome = listed > kPairCap ? Outcome::missed_overflow : Outcome::missed_short;
+      a.sync();
+      if (t == 0) sh.list_size = 0;
+      a.sync();
+      return -1;
+    }
+    auto for_list = [&](auto&& visit) { visit_list(a, sh, false, listed, visit); };
+    if (listed <= k) {  // every listed entry is above the cut, which is T
+      for_list([&](bool in, int p, uint32_t) {
+        if (in) a.atomic_or_shared(&sh.above_bits[p / 32], 1u << (p % 32));
+      });
+      if (t == 0) sh.outcome = Outcome::sampled_at_key;
+      a.sync();
+      return k - listed;
+    }
+    for (int w = t; w < words; w += kThreads) sh.tied_bits[w] = 0;  // the cut lies above T
+    if (t == 0) sh.outcome = Outcome::sampled_above;
+    a.sync();
+    int32_t remaining = k;
+    mark_cut(a, sh, for_list, radix_cut(a, sh, for_list, remaining));
+    return remaining;
+  }
+
+  // The m-th largest of the block's sample keys (radix passes over the
+  // registers, in threshold slots 4 to 6), or 0 when fewer entries were drawn.
+  DSA_HD static uint32_t sample_key(const Arch& a, Shared& sh, const uint32_t (&sample)[kItems], int m) {
+    constexpr RadixPlan radix = plan_11_11_10();
+    RadixCut cut;
+    int32_t need = m;
+    for (int pass_index = 0; pass_index < radix.passes; ++pass_index) {
+      const RadixPass pass = radix.pass[pass_index];
+      for (int b = a.thread(); b < pass.bins(); b += kThreads) sh.hist[b] = 0;
+      a.sync();
+      DSA_UNROLL
+      for (int i = 0; i < kItems; ++i)
+        if (sample[i] != kNoEntryKey && cut.matches(sample[i])) a.atomic_add_shared(&sh.hist[pass.digit(sample[i])], 1);
+      a.sync();
+      const Found f = threshold(a, sh, 4 + pass_index, pass.bins(), need);
+      if (f.bin < 0) return kNoEntryKey;
+      need -= f.above;
+      cut = cut.refined(pass, uint32_t(f.bin));
+      if (f.count == need && pass_index + 1 < radix.passes) {  // the bin is taken whole: T is its smallest key
+        uint32_t lo = 0xffffffffu;
+        DSA_UNROLL
+        for (int i = 0; i < kItems; ++i) lo = sample[i] != kNoEntryKey && cut.matches(sample[i]) && sample[i] < lo ? sample[i] : lo;
+        warp_min_max(a, sh, lo, 0u);
+        a.sync();
+        for (int w = 0; w < kWarps; ++w) lo = sh.warp_min[w] < lo ? sh.warp_min[w] : lo;
+        a.sync();  // the next row's sample reuses warp_min
+        return lo;
+      }
+    }
+    return cut.prefix;
+  }
+
+  // The row's coarse histogram (pass 1), then one scan that splits the row
+  // at its threshold bin (see the top). Returns how many entries at the
+  // final cut are taken.
+  template <class Source>
+  DSA_HD static int32_t select_by_histogram(const Arch& a, Shared& sh, const Source& src, int32_t k, int64_t r,
+                                            int count, int words, bool staged) {
+    const int t = a.thread();
     // Pass 1: every key counted (and staged).
     int32_t low = 0, high = 0;
     stream_row(a, src, r, count, [&](int p0, const Quad& q) {
@@ -310,26 +461,14 @@ struct RowTopK {
       bin_min = sh.warp_min[w] < bin_min ? sh.warp_min[w] : bin_min;
       bin_max = sh.warp_max[w] > bin_max ? sh.warp_max[w] : bin_max;
     }
+    if (!refine) return 0;
     // A threshold bin of one key is the cut: entries above it are marked, those at it are the bin.
-    const bool one_key = refine && bin_min == bin_max;
-    // A bin past the list and of several keys: its marks are redone from the final cut.
-    if (refine && !on_list && !one_key) {
-      for (int w = t; w < words; w += kThreads) sh.tied_bits[w] = 0;
-      a.sync();
-    }
-
-    // The radix passes over the threshold bin: the list, or the row's entries in the bin.
+    const bool one_key = bin_min == bin_max;
+    if (!on_list && one_key) return remaining;
     const int list_n = sh.list_size;
-    RadixCut cut;
+    // The radix passes over the threshold bin: the list, or the row's entries in the bin.
     auto for_bin = [&](auto&& visit) {
-      if (on_list) {
-        for (int i = t; i - t < list_n; i += kThreads) {
-          const bool ok = i < list_n;
-          const int p = ok ? int(staged ? sh.list[i] : pair_positions[i]) : 0;
-          visit(ok, p, ok ? (staged ? sh.stage[p] : pair_keys[i]) : kNoEntryKey);
-        }
-        return;
-      }
+      if (on_list) return visit_list(a, sh, staged, list_n, visit);
       auto runs = [&](int p0, const Quad& q) {
         DSA_UNROLL
         for (int v = 0; v < 4; ++v) visit(q.key[v] > bin_floor && q.key[v] <= bin_top, p0 + v, q.key[v]);
@@ -339,10 +478,39 @@ struct RowTopK {
       else
         stream_row(a, src, r, count, runs);
     };
-    if (one_key) cut = RadixCut{bin_min, 0xffffffffu};
-    for (int pass_index = 0; refine && !one_key && pass_index < radix.passes; ++pass_index) {
+    if (!on_list) {  // a bin past the list and of several keys: its marks are redone from the final cut
+      for (int w = t; w < words; w += kThreads) sh.tied_bits[w] = 0;
+      a.sync();
+    }
+    mark_cut(a, sh, for_bin, one_key ? RadixCut{bin_min, 0xffffffffu} : radix_cut(a, sh, for_bin, remaining));
+    return remaining;
+  }
+
+  // Calls visit(in, position, key) for the list's first n entries, every
+  // thread the same number of times: positions of a staged row (keys in the
+  // stage), or key and position pairs.
+  template <class Visit>
+  DSA_HD static void visit_list(const Arch& a, const Shared& sh, bool staged, int n, Visit&& visit) {
+    const int t = a.thread();
+    const uint32_t* pair_keys = sh.stage;
+    const uint32_t* pair_positions = sh.stage + kPairCap;
+    for (int i = t; i - t < n; i += kThreads) {
+      const bool ok = i < n;
+      const int p = ok ? int(staged ? sh.list[i] : pair_positions[i]) : 0;
+      visit(ok, p, ok ? (staged ? sh.stage[p] : pair_keys[i]) : kNoEntryKey);
+    }
+  }
+
+  // The radix passes (radix_plan.hpp, threshold slots 1 to 3) over the
+  // entries for_bin visits, for `remaining` of them; on return `remaining`
+  // is how many entries at the returned cut are taken.
+  template <class ForBin>
+  DSA_HD static RadixCut radix_cut(const Arch& a, Shared& sh, ForBin&& for_bin, int32_t& remaining) {
+    constexpr RadixPlan radix = plan_11_11_10();
+    RadixCut cut;
+    for (int pass_index = 0; pass_index < radix.passes; ++pass_index) {
       const RadixPass pass = radix.pass[pass_index];
-      for (int b = t; b < pass.bins(); b += kThreads) sh.hist[b] = 0;
+      for (int b = a.thread(); b < pass.bins(); b += kThreads) sh.hist[b] = 0;
       a.sync();
       for_bin([&](bool in, int, uint32_t key) { Block::add(a, sh.hist, in && cut.matches(key), pass.digit(key)); });
       a.sync();
@@ -355,15 +523,25 @@ struct RowTopK {
       cut = cut.refined(pass, uint32_t(f.bin));
       if (f.count == remaining) break;  // the threshold bin is taken whole
     }
-    if (refine && (on_list || !one_key)) {  // a bin of one key past the list is marked already
-      for_bin([&](bool in, int p, uint32_t key) {
-        if (in && cut.above(key)) a.atomic_or_shared(&sh.above_bits[p / 32], 1u << (p % 32));
-        if (in && cut.matches(key)) a.atomic_or_shared(&sh.tied_bits[p / 32], 1u << (p % 32));
-      });
-    }
-    a.sync();
+    return cut;
+  }
 
-    // Each thread's run of words: its counts, their prefix over the block, then the ranks.
+  // The entries for_bin visits above the cut join above_bits, those at it tied_bits.
+  template <class ForBin>
+  DSA_HD static void mark_cut(const Arch& a, Shared& sh, ForBin&& for_bin, const RadixCut& cut) {
+    for_bin([&](bool in, int p, uint32_t key) {
+      if (in && cut.above(key)) a.atomic_or_shared(&sh.above_bits[p / 32], 1u << (p % 32));
+      if (in && cut.matches(key)) a.atomic_or_shared(&sh.tied_bits[p / 32], 1u << (p % 32));
+    });
+  }
+
+  // Each thread's run of bitmap words: its counts, their prefix over the
+  // block, then the ranks (every entry above the cut, the first `ties` at it).
+  template <class Source>
+  DSA_HD static void emit(const Arch& a, Shared& sh, const Source& src, int32_t k, int64_t r, int words,
+                          int32_t ties, int32_t* row_out) {
+    const int t = a.thread();
+    a.sync();
     const int per = (words + kThreads - 1) / kThreads;
     const int w0 = t * per;
     uint32_t ups = 0, ties_here = 0;
@@ -375,7 +553,6 @@ struct RowTopK {
     int32_t above_rank = int32_t(block_exclusive_scan<Arch, kThreads>(a, sh.warp_totals, ups, above_total));
     a.sync();
     int32_t tie_rank = int32_t(block_exclusive_scan<Arch, kThreads>(a, sh.warp_totals, ties_here, tied_total));
-    const int32_t ties = refine ? remaining : 0;
     const int32_t need = ties < int32_t(tied_total) ? ties : int32_t(tied_total);
     for (int q = 0; q < per && w0 + q < words; ++q) {
       const uint32_t up = sh.above_bits[w0 + q], tied = sh.tied_bits[w0 + q];

@@ -9,7 +9,7 @@
 //                     output = the position block_c * S + t
 //
 // load() fills the keys of positions [first, first + count) in BlockTopK's
-// layout (kNoEntryKey elsewhere).
+// layout (kNoEntryKey elsewhere); key() is one entry's key (a sample's).
 #pragma once
 
 #include <cstdint>
@@ -57,6 +57,7 @@ struct DenseRows {
       for (int q = 0; q < 4; ++q) keys[run * 4 + q] = p0 + q < count ? order_key(v[q]) : kNoEntryKey;
     }
   }
+  DSA_HD uint32_t key(int64_t r, int64_t pos) const { return order_key(logits[r * row_stride + span.begin(r) + pos]); }
   DSA_HD int32_t payload(int64_t, int64_t pos) const { return int32_t(pos); }
 };
 
@@ -76,19 +77,22 @@ struct BlockScores {
     DSA_UNROLL
     for (int i = 0; i < kItems; ++i) {
       const int64_t pos = item_position<kThreads>(a.thread(), i);
-      uint32_t key = kNoEntryKey;
-      if (pos < count) {
-        const int64_t c = first + pos;
-        const int64_t lo = c * block_size, hi = min64(lo + block_size, len);
-        uint32_t m = kMinusInfKey;
-        for (int64_t n = lo; n < hi; ++n) {
-          const uint32_t k = order_key(row[n]);
-          m = k > m ? k : m;
-        }
-        key = c == newest ? kPlusInfKey : m == kMinusInfKey ? kNoEntryKey : m;
-      }
-      keys[i] = key;
+      keys[i] = pos < count ? block_key(row, len, newest, first + pos) : kNoEntryKey;
     }
+  }
+  DSA_HD uint32_t key(int64_t r, int64_t c) const {
+    const int64_t len = span.length(r);
+    return block_key(logits + r * row_stride + span.begin(r), len, (len - 1) / block_size, c);
+  }
+  // Block c's key in a row of len columns whose newest block is `newest`.
+  DSA_HD uint32_t block_key(const float* row, int64_t len, int64_t newest, int64_t c) const {
+    const int64_t lo = c * block_size, hi = min64(lo + block_size, len);
+    uint32_t m = kMinusInfKey;
+    for (int64_t n = lo; n < hi; ++n) {
+      const uint32_t k = order_key(row[n]);
+      m = k > m ? k : m;
+    }
+    return c == newest ? kPlusInfKey : m == kMinusInfKey ? kNoEntryKey : m;
   }
   DSA_HD int32_t payload(int64_t, int64_t pos) const { return int32_t(pos); }
 };
@@ -140,13 +144,14 @@ struct CandidateColumns {
     DSA_UNROLL
     for (int i = 0; i < kItems; ++i) {
       const int64_t pos = item_position<kThreads>(a.thread(), i);
-      uint32_t key = kNoEntryKey;
-      if (pos < count) {
-        const int64_t col = first + pos, p = position(r, col);
-        if (p >= 0 && p < len) key = order_key(row[compact ? col : p]);
-      }
-      keys[i] = key;
+      keys[i] = pos < count ? key(r, first + pos) : kNoEntryKey;
     }
+  }
+  // Compact column col's key.
+  DSA_HD uint32_t key(int64_t r, int64_t col) const {
+    const int64_t p = position(r, col);
+    if (p < 0 || p >= span.length(r)) return kNoEntryKey;
+    return order_key(compact ? values[r * row_stride + col] : values[r * row_stride + span.begin(r) + p]);
   }
   DSA_HD int32_t payload(int64_t r, int64_t col) const { return int32_t(position(r, col)); }
 };
