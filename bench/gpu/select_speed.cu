@@ -121,8 +121,8 @@ std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cuda
   constexpr int64_t kCols = 131072;
   constexpr int32_t kBlock = 8, kSlots = 2048, kTopk = 512;
   std::string records;
-  std::printf("\ncandidates (128k, %d blocks of %d, top %d), us: %-8s %8s %8s %9s %9s %9s %9s %9s %7s %4s\n", kSlots, kBlock,
-              kTopk, "rows", "select", "mask", "dense tk", "mask+tk", "cand tk", "compact", "cmp grp", "ratio", "row");
+  std::printf("\ncandidates (128k, %d blocks of %d, top %d), us: %-8s %8s %8s %9s %9s %9s %9s %9s %9s %7s %4s\n", kSlots, kBlock,
+              kTopk, "rows", "select", "mask", "dense tk", "mask+tk", "cand tk", "compact", "cmp grp", "cmp row", "ratio", "row");
   for (const int64_t rows : {int64_t(8), int64_t(64)}) {
     const size_t bytes = size_t(rows * kCols) * 4;
     const int sets = std::max<int>(3, int((3 * size_t(prop.l2CacheSize) + bytes - 1) / bytes));
@@ -192,19 +192,29 @@ std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cuda
               cand_group, o, stream);
         },
         sets, reps, stream);
+    GroupPlan cand_row = cand_plan;
+    cand_row.row_kernel = true;
+    const float t_compact_row = time_us(
+        [&](int i) {
+          dsa::cuda::launch_select(
+              CandidateColumns{at(compact, i), int64_t(kSlots) * kBlock, span, at(blocks, i), kSlots, kBlock, true},
+              cand_row, o, stream);
+        },
+        sets, reps, stream);
     const float dense_path = t_mask + t_dense;
-    std::printf("%*s %8lld %8.1f %8.1f %9.1f %9.1f %9.1f %9.1f %9.1f %7.2f %4s\n", 48, "", (long long)rows, t_select, t_mask,
-                t_dense, dense_path, t_cand, t_compact, t_compact_group, dense_path / t_compact,
+    std::printf("%*s %8lld %8.1f %8.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %7.2f %4s\n", 48, "", (long long)rows, t_select,
+                t_mask, t_dense, dense_path, t_cand, t_compact, t_compact_group, t_compact_row, dense_path / t_compact,
                 cand_plan.row_kernel ? "yes" : "no");
     std::fflush(stdout);
     char rec[1024];
     std::snprintf(rec, sizeof rec,
                   "%s{\"rows\": %lld, \"columns\": %lld, \"block_size\": %d, \"slots\": %d, \"k\": %d, "
                   "\"candidate_select_us\": %.2f, \"mask_us\": %.2f, \"dense_topk_us\": %.2f, \"candidate_topk_us\": %.2f, "
-                  "\"compact_topk_us\": %.2f, \"compact_topk_group_kernel_us\": %.2f, \"compact_row_kernel\": %s, "
+                  "\"compact_topk_us\": %.2f, \"compact_topk_group_kernel_us\": %.2f, \"compact_topk_row_kernel_us\": %.2f, "
+                  "\"compact_row_kernel\": %s, "
                   "\"dense_row_kernel\": %s, \"floor_dense_row_us\": %.2f, \"floor_compact_row_us\": %.2f}",
                   records.empty() ? "" : ",\n    ", (long long)rows, (long long)kCols, kBlock, kSlots, kTopk, t_select,
-                  t_mask, t_dense, t_cand, t_compact, t_compact_group, cand_plan.row_kernel ? "true" : "false",
+                  t_mask, t_dense, t_cand, t_compact, t_compact_group, t_compact_row, cand_plan.row_kernel ? "true" : "false",
                   dense_plan.row_kernel ? "true" : "false", double(bytes) / (bw * 1e3),
                   double(rows * kSlots * kBlock * 4) / (bw * 1e3));
     records += rec;
