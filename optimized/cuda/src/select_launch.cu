@@ -52,7 +52,7 @@ bool select_row_kernel(int64_t rows, int64_t widest_entries, int32_t reads_per_e
     DSA_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
     return n;
   }();
-  return rows >= sms;
+  return 4 * rows >= sms;
 }
 
 common::select::GroupPlan select_group_plan(int64_t rows, int64_t widest_entries, int32_t k, const char* op,

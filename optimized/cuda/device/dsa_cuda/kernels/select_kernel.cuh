@@ -49,13 +49,14 @@ __global__ void __launch_bounds__(kT, kBlocksPerSm)
 // The row kernel: a block per row (a persistent grid walks the rows), two
 // blocks per SM (64 registers: tiles of 512 x 8, the next one's loads in
 // flight), so that one block streams its row while the other scans its
-// histogram or emits. Shared memory per block: bitmaps for rows of up to
-// 2^18 entries (64 KB), a stage of 8192 entries (32 KB) that holds the
-// threshold bin's list of a longer row (4096 key and position pairs; a bin of
-// one key needs none).
+// histogram or emits. Shared memory per block (two fit an SM's 228 KB):
+// bitmaps for rows of up to 2^17 entries (32 KB), a stage of 16384 entries
+// (64 KB: the fused launch's compact row whole) that holds a longer row's list
+// (8192 key and position pairs, room for a sample's key to miss by 7 standard
+// deviations either way at k 2048).
 inline constexpr int kRowItems = 8;
-inline constexpr int kRowStage = 8192;
-inline constexpr int kRowMaxEntries = 1 << 18;
+inline constexpr int kRowStage = 16384;
+inline constexpr int kRowMaxEntries = 1 << 17;
 inline constexpr int kRowBlocksPerSm = 2;
 // The dispatch sends rows past this length to the row kernel (select_launch.cu).
 inline constexpr int kRowKernelMinEntries = 32768;

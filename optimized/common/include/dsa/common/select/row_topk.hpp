@@ -61,10 +61,11 @@ struct RowTopK {
   static constexpr int kStageEntries = kStageEntries_;
   static constexpr int kMaxEntries = kMaxEntries_;
   static constexpr int kBins = 2048;
+  static constexpr int kPrefetchTiles = 4;
   static constexpr int kWords = kMaxEntries / 32;
   // A staged row lists positions (its keys are in the stage); a row past the
   // stage lists key and position pairs in the stage's room.
-  static constexpr int kListCap = kStageEntries / 8;
+  static constexpr int kListCap = kStageEntries / 16;
   static constexpr int kPairCap = kStageEntries / 2;
   static_assert(kItems % 4 == 0 && kStageEntries % 4 == 0, "runs of four positions");
   static_assert(kMaxEntries % 32 == 0 && kMaxEntries >= kStageEntries, "the bitmaps cover every row taken");
@@ -185,16 +186,21 @@ struct RowTopK {
   // Calls visit(position of the run's first entry, its four keys) for every
   // run of four of the row's tiles, every thread of the block the same number
   // of times (visit may use ballots); the next tile's loads are in flight while one is visited.
+  // Tiles kPrefetchTiles ahead of the loads are asked of L2 (prefetch_tiles):
+  // the one tile of loads in flight that registers allow would leave a block
+  // waiting on memory for most of a long row.
   template <class Source, class Visit>
   DSA_HD static void stream_row(const Arch& a, const Source& src, int64_t r, int count, Visit&& visit) {
     const int t = a.thread();
     const int tiles = (count + kCapacity - 1) / kCapacity;
     uint32_t keys[kItems], next[kItems];
+    prefetch_tiles(a, src, r, count, 1, 1 + kPrefetchTiles);
     if (tiles > 0) src.template load<kThreads, kItems>(a, r, 0, count < kCapacity ? count : kCapacity, next);
     for (int tile = 0; tile < tiles; ++tile) {
       const int base = tile * kCapacity;
       DSA_UNROLL
       for (int i = 0; i < kItems; ++i) keys[i] = next[i];
+      prefetch_tiles(a, src, r, count, tile + 1 + kPrefetchTiles, tile + 2 + kPrefetchTiles);
       if (tile + 1 < tiles) {
         const int rest = count - base - kCapacity;
         src.template load<kThreads, kItems>(a, r, base + kCapacity, rest < kCapacity ? rest : kCapacity, next);
@@ -206,6 +212,15 @@ struct RowTopK {
         for (int v = 0; v < 4; ++v) q.key[v] = keys[j * 4 + v];
         visit(base + int(item_position<kThreads>(t, j * 4)), q);
       }
+    }
+  }
+
+  // Tiles [from, to) of the row (those that exist) asked of L2.
+  template <class Source>
+  DSA_HD static void prefetch_tiles(const Arch& a, const Source& src, int64_t r, int count, int from, int to) {
+    for (int tile = from; tile < to && int64_t(tile) * kCapacity < count; ++tile) {
+      const int base = tile * kCapacity, rest = count - base;
+      src.template prefetch<kThreads>(a, r, base, rest < kCapacity ? rest : kCapacity);
     }
   }
 
@@ -270,6 +285,7 @@ struct RowTopK {
   DSA_HD static int32_t select_by_sample(const Arch& a, Shared& sh, const Source& src, int32_t k, int64_t r,
                                          int count, int words) {
     const int t = a.thread();
+    prefetch_tiles(a, src, r, count, 0, 1 + kPrefetchTiles);  // while the sample is drawn and ranked
     uint32_t sample[kItems];
     DSA_UNROLL
     for (int i = 0; i < kItems; ++i) sample[i] = src.key(r, sample_position(i * kThreads + t, count));

@@ -9,7 +9,9 @@
 //                     output = the position block_c * S + t
 //
 // load() fills the keys of positions [first, first + count) in BlockTopK's
-// layout (kNoEntryKey elsewhere); key() is one entry's key (a sample's).
+// layout (kNoEntryKey elsewhere); key() is one entry's key (a sample's);
+// prefetch() asks L2 for the values of positions [first, first + count) where
+// they lie in one run of memory (a hint: a no-op for the others).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +22,13 @@
 #include "dsa/common/select/layout.hpp"
 
 namespace dsa::common::select {
+
+// The 128-byte lines of count floats from p, a line a thread.
+template <int kThreads, class Arch>
+DSA_HD void prefetch_run(const Arch& a, const float* p, int64_t count) {
+  for (int64_t i = int64_t(a.thread()) * 32; i < count; i += int64_t(kThreads) * 32) a.prefetch_l2(p + i);
+  if (a.thread() == 0 && count > 0) a.prefetch_l2(p + count - 1);
+}
 
 struct DenseRows {
   const float* logits = nullptr;
@@ -58,6 +67,10 @@ struct DenseRows {
     }
   }
   DSA_HD uint32_t key(int64_t r, int64_t pos) const { return order_key(logits[r * row_stride + span.begin(r) + pos]); }
+  template <int kThreads, class Arch>
+  DSA_HD void prefetch(const Arch& a, int64_t r, int64_t first, int64_t count) const {
+    prefetch_run<kThreads>(a, logits + r * row_stride + span.begin(r) + first, count);
+  }
   DSA_HD int32_t payload(int64_t, int64_t pos) const { return int32_t(pos); }
 };
 
@@ -84,6 +97,8 @@ struct BlockScores {
     const int64_t len = span.length(r);
     return block_key(logits + r * row_stride + span.begin(r), len, (len - 1) / block_size, c);
   }
+  template <int kThreads, class Arch>
+  DSA_HD void prefetch(const Arch&, int64_t, int64_t, int64_t) const {}
   // Block c's key in a row of len columns whose newest block is `newest`.
   DSA_HD uint32_t block_key(const float* row, int64_t len, int64_t newest, int64_t c) const {
     const int64_t lo = c * block_size, hi = min64(lo + block_size, len);
@@ -146,6 +161,10 @@ struct CandidateColumns {
       const int64_t pos = item_position<kThreads>(a.thread(), i);
       keys[i] = pos < count ? key(r, first + pos) : kNoEntryKey;
     }
+  }
+  template <int kThreads, class Arch>
+  DSA_HD void prefetch(const Arch& a, int64_t r, int64_t first, int64_t count) const {
+    if (compact) prefetch_run<kThreads>(a, values + r * row_stride + first, count);
   }
   // Compact column col's key.
   DSA_HD uint32_t key(int64_t r, int64_t col) const {
