@@ -206,23 +206,25 @@ TEST(CudaSelect, TakesAnyKAndRowsPastTheCache) {
   }
 }
 
-// Enough rows for the row kernel (a block per row: at least the SMs) with rows
-// past its stage (8192 entries: the row read again from global memory) up to
-// its bitmaps (2^18), and rows staged; the dispatch's choice is asserted, so this
-// tests it. The quantized rows' threshold bins are one key, past the list.
+// Enough rows for the row kernel (a block per row) with rows past its stage
+// (16384 entries: one read against a sample's key, or the histogram's way when
+// k is past half the list) up to its bitmaps (2^17), and rows staged; the
+// dispatch's choice is asserted, so this tests it.
 TEST(CudaSelect, RowKernelTakesManyRowsStagedAndPastTheStage) {
   REQUIRE_SM90();
-  const std::vector<int64_t> cycle = {0, 1, 511, 8193, 16385, 32768, 32769, 40000, 131072, 262144};
+  const std::vector<int64_t> cycle = {0, 1, 511, 8193, 16384, 16385, 32768, 32769, 40000, 131071, 131072};
   std::vector<int64_t> lens;
   for (int r = 0; r < 160; ++r) lens.push_back(cycle[size_t(r) % cycle.size()]);
-  ASSERT_TRUE(cuda::select_row_kernel(int64_t(lens.size()), 262144, 1));
+  ASSERT_TRUE(cuda::select_row_kernel(int64_t(lens.size()), 131072, 1));
+  ASSERT_FALSE(cuda::select_row_kernel(int64_t(lens.size()), 131073, 1));  // past its bitmaps: the group kernel
   auto ops = cuda::make_cuda_select_ops();
   uint64_t seed = 50;
   for (const RowKind kind : {RowKind::normal, RowKind::quantized, RowKind::minus_inf_heavy, RowKind::nan_heavy})
-    for (const int k : {512, 2048}) {
+    for (const int k : {512, 2048, 5000}) {
       if (kind != RowKind::normal && k == 512) continue;
+      if (kind != RowKind::normal && kind != RowKind::quantized && k == 5000) continue;
       Rng rng(seed++);
-      const auto c = twins_testing::make_case(lens, 262144, kind, rng);
+      const auto c = twins_testing::make_case(lens, 131072, kind, rng);
       const TopkIndices got = twins_testing::run_topk(*ops, c.logits, c.bounds, k);
       EXPECT_TRUE(same_sets_as_reference(got, c)) << twins_testing::to_string(kind) << ", k " << k;
       EXPECT_EQ(twins_testing::run_topk(*ops, c.logits, c.bounds, k).indices, got.indices);
