@@ -193,17 +193,18 @@ struct RowTopK {
   DSA_HD static void stream_row(const Arch& a, const Source& src, int64_t r, int count, Visit&& visit) {
     const int t = a.thread();
     const int tiles = (count + kCapacity - 1) / kCapacity;
-    uint32_t keys[kItems], next[kItems];
+    uint32_t keys[kItems], next[kItems];  // next: the following tile's values, converted when they are used
     prefetch_tiles(a, src, r, count, 1, 1 + kPrefetchTiles);
-    if (tiles > 0) src.template load<kThreads, kItems>(a, r, 0, count < kCapacity ? count : kCapacity, next);
+    if (tiles > 0) src.template load_bits<kThreads, kItems>(a, r, 0, count < kCapacity ? count : kCapacity, next);
     for (int tile = 0; tile < tiles; ++tile) {
       const int base = tile * kCapacity;
       DSA_UNROLL
-      for (int i = 0; i < kItems; ++i) keys[i] = next[i];
+      for (int i = 0; i < kItems; ++i)
+        keys[i] = src.key_of_bits(next[i], base + int(item_position<kThreads>(t, i)) < count);
       prefetch_tiles(a, src, r, count, tile + 1 + kPrefetchTiles, tile + 2 + kPrefetchTiles);
       if (tile + 1 < tiles) {
         const int rest = count - base - kCapacity;
-        src.template load<kThreads, kItems>(a, r, base + kCapacity, rest < kCapacity ? rest : kCapacity, next);
+        src.template load_bits<kThreads, kItems>(a, r, base + kCapacity, rest < kCapacity ? rest : kCapacity, next);
       }
       DSA_UNROLL
       for (int j = 0; j < kItems / 4; ++j) {

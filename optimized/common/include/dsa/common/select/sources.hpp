@@ -39,23 +39,22 @@ struct DenseRows {
   DSA_HD int64_t entries(int64_t r) const { return span.length(r); }
   template <int kThreads, int kItems, class Arch>
   DSA_HD void load(const Arch& a, int64_t r, int64_t first, int64_t count, uint32_t (&keys)[kItems]) const {
+    load_bits<kThreads, kItems>(a, r, first, count, keys);
+    DSA_UNROLL
+    for (int i = 0; i < kItems; ++i) keys[i] = key_of_bits(keys[i], item_position<kThreads>(a.thread(), i) < count);
+  }
+  // load() in two halves, so that a caller can keep the loads in flight
+  // while it works (the key of a value needs the value): the values' bits
+  // (anything past count), then each one's key.
+  template <int kThreads, int kItems, class Arch>
+  DSA_HD void load_bits(const Arch& a, int64_t r, int64_t first, int64_t count, uint32_t (&bits)[kItems]) const {
     const float* base = logits + r * row_stride + span.begin(r) + first;
     const bool aligned = (reinterpret_cast<uintptr_t>(base) & 15u) == 0;
-    if (aligned && count >= int64_t(kThreads) * kItems) {  // a whole tile: no bounds per entry
-      DSA_UNROLL
-      for (int run = 0; run < kItems / 4; ++run) {
-        float v[4];
-        a.load4(base + item_position<kThreads>(a.thread(), run * 4), v);
-        DSA_UNROLL
-        for (int q = 0; q < 4; ++q) keys[run * 4 + q] = order_key(v[q]);
-      }
-      return;
-    }
     DSA_UNROLL
     for (int run = 0; run < kItems / 4; ++run) {
       const int64_t p0 = item_position<kThreads>(a.thread(), run * 4);
       float v[4] = {0, 0, 0, 0};
-      if (aligned && p0 + 4 <= count) {
+      if (aligned && p0 + 4 <= count) {  // every run of a whole tile
         a.load4(base + p0, v);
       } else {
         DSA_UNROLL
@@ -63,9 +62,10 @@ struct DenseRows {
           if (p0 + q < count) v[q] = base[p0 + q];
       }
       DSA_UNROLL
-      for (int q = 0; q < 4; ++q) keys[run * 4 + q] = p0 + q < count ? order_key(v[q]) : kNoEntryKey;
+      for (int q = 0; q < 4; ++q) bits[run * 4 + q] = float_bits(v[q]);
     }
   }
+  DSA_HD static uint32_t key_of_bits(uint32_t bits, bool in) { return in ? order_key(bits_float(bits)) : kNoEntryKey; }
   DSA_HD uint32_t key(int64_t r, int64_t pos) const { return order_key(logits[r * row_stride + span.begin(r) + pos]); }
   template <int kThreads, class Arch>
   DSA_HD void prefetch(const Arch& a, int64_t r, int64_t first, int64_t count) const {
@@ -99,6 +99,12 @@ struct BlockScores {
   }
   template <int kThreads, class Arch>
   DSA_HD void prefetch(const Arch&, int64_t, int64_t, int64_t) const {}
+  // Keys straight away (a block's key is a loop over its values).
+  template <int kThreads, int kItems, class Arch>
+  DSA_HD void load_bits(const Arch& a, int64_t r, int64_t first, int64_t count, uint32_t (&bits)[kItems]) const {
+    load<kThreads, kItems>(a, r, first, count, bits);
+  }
+  DSA_HD static uint32_t key_of_bits(uint32_t key, bool) { return key; }
   // Block c's key in a row of len columns whose newest block is `newest`.
   DSA_HD uint32_t block_key(const float* row, int64_t len, int64_t newest, int64_t c) const {
     const int64_t lo = c * block_size, hi = min64(lo + block_size, len);
@@ -166,6 +172,12 @@ struct CandidateColumns {
   DSA_HD void prefetch(const Arch& a, int64_t r, int64_t first, int64_t count) const {
     if (compact) prefetch_run<kThreads>(a, values + r * row_stride + first, count);
   }
+  // Keys straight away (an entry's slot decides whether it is one).
+  template <int kThreads, int kItems, class Arch>
+  DSA_HD void load_bits(const Arch& a, int64_t r, int64_t first, int64_t count, uint32_t (&bits)[kItems]) const {
+    load<kThreads, kItems>(a, r, first, count, bits);
+  }
+  DSA_HD static uint32_t key_of_bits(uint32_t key, bool) { return key; }
   // Compact column col's key.
   DSA_HD uint32_t key(int64_t r, int64_t col) const {
     const int64_t p = position(r, col);
