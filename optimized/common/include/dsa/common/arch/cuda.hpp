@@ -12,7 +12,6 @@
 //   fence()                        orders this thread's global writes before later ones (device scope)
 //   load_cg(p)                     a global load that bypasses the non-coherent L1 (another block's writes)
 //   load4(p, v)                    four floats from a 16-byte aligned address
-//   prefetch_l2(p)                 a hint: bring the 128-byte line of p into L2 (a no-op where there is none)
 //   group_rank(), group_size()     this block's place in its group (the blocks that share one row of a
 //                                  group launch: a thread block cluster here, of at most 16 blocks)
 //   group_sync()                   a barrier of the group's threads; orders shared and global memory
@@ -61,7 +60,6 @@ struct Cuda {
     v[2] = x.z;
     v[3] = x.w;
   }
-  __device__ void prefetch_l2(const void* p) const { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
   // A launch without cluster dimensions is a group of one block.
   __device__ int group_rank() const { return int(cooperative_groups::this_cluster().block_rank()); }
   __device__ int group_size() const { return int(cooperative_groups::this_cluster().num_blocks()); }

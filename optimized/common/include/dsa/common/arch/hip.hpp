@@ -49,8 +49,6 @@ struct Hip {
     v[3] = x.w;
   }
   // gfx942 has no thread block clusters: a group is one block (the launch gives each row one block).
-  // gfx942 has no L2 prefetch instruction: the hint is dropped.
-  __device__ void prefetch_l2(const void*) const {}
   __device__ int group_rank() const { return 0; }
   __device__ int group_size() const { return 1; }
   __device__ void group_sync() const { __syncthreads(); }

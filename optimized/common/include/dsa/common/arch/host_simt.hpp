@@ -274,7 +274,6 @@ public:
   void load4(const float* p, float (&v)[4]) const {
     for (int i = 0; i < 4; ++i) v[i] = p[i];
   }
-  void prefetch_l2(const void*) const {}
 
 private:
   int lane() const { return thread_ % Lanes; }

@@ -61,7 +61,6 @@ struct RowTopK {
   static constexpr int kStageEntries = kStageEntries_;
   static constexpr int kMaxEntries = kMaxEntries_;
   static constexpr int kBins = 2048;
-  static constexpr int kPrefetchTiles = 4;
   static constexpr int kWords = kMaxEntries / 32;
   // A staged row lists positions (its keys are in the stage); a row past the
   // stage lists key and position pairs in the stage's room.
@@ -185,23 +184,21 @@ struct RowTopK {
 
   // Calls visit(position of the run's first entry, its four keys) for every
   // run of four of the row's tiles, every thread of the block the same number
-  // of times (visit may use ballots); the next tile's loads are in flight while one is visited.
-  // Tiles kPrefetchTiles ahead of the loads are asked of L2 (prefetch_tiles):
-  // the one tile of loads in flight that registers allow would leave a block
-  // waiting on memory for most of a long row.
-  template <class Source, class Visit>
+  // of times (visit may use ballots); the next tile's loads are in flight
+  // while one is visited (its values in registers: a key is taken when it is
+  // used, as the key of a value would wait for the load). With kBits, visit
+  // gets load_bits' bits, anything at positions past the row.
+  template <bool kBits = false, class Source, class Visit>
   DSA_HD static void stream_row(const Arch& a, const Source& src, int64_t r, int count, Visit&& visit) {
     const int t = a.thread();
     const int tiles = (count + kCapacity - 1) / kCapacity;
-    uint32_t keys[kItems], next[kItems];  // next: the following tile's values, converted when they are used
-    prefetch_tiles(a, src, r, count, 1, 1 + kPrefetchTiles);
+    uint32_t keys[kItems], next[kItems];
     if (tiles > 0) src.template load_bits<kThreads, kItems>(a, r, 0, count < kCapacity ? count : kCapacity, next);
     for (int tile = 0; tile < tiles; ++tile) {
       const int base = tile * kCapacity;
       DSA_UNROLL
       for (int i = 0; i < kItems; ++i)
-        keys[i] = src.key_of_bits(next[i], base + int(item_position<kThreads>(t, i)) < count);
-      prefetch_tiles(a, src, r, count, tile + 1 + kPrefetchTiles, tile + 2 + kPrefetchTiles);
+        keys[i] = kBits ? next[i] : src.key_of_bits(next[i], base + int(item_position<kThreads>(t, i)) < count);
       if (tile + 1 < tiles) {
         const int rest = count - base - kCapacity;
         src.template load_bits<kThreads, kItems>(a, r, base + kCapacity, rest < kCapacity ? rest : kCapacity, next);
@@ -213,15 +210,6 @@ struct RowTopK {
         for (int v = 0; v < 4; ++v) q.key[v] = keys[j * 4 + v];
         visit(base + int(item_position<kThreads>(t, j * 4)), q);
       }
-    }
-  }
-
-  // Tiles [from, to) of the row (those that exist) asked of L2.
-  template <class Source>
-  DSA_HD static void prefetch_tiles(const Arch& a, const Source& src, int64_t r, int count, int from, int to) {
-    for (int tile = from; tile < to && int64_t(tile) * kCapacity < count; ++tile) {
-      const int base = tile * kCapacity, rest = count - base;
-      src.template prefetch<kThreads>(a, r, base, rest < kCapacity ? rest : kCapacity);
     }
   }
 
@@ -286,7 +274,6 @@ struct RowTopK {
   DSA_HD static int32_t select_by_sample(const Arch& a, Shared& sh, const Source& src, int32_t k, int64_t r,
                                          int count, int words) {
     const int t = a.thread();
-    prefetch_tiles(a, src, r, count, 0, 1 + kPrefetchTiles);  // while the sample is drawn and ranked
     uint32_t sample[kItems];
     DSA_UNROLL
     for (int i = 0; i < kItems; ++i) sample[i] = src.key(r, sample_position(i * kThreads + t, count));
@@ -297,13 +284,8 @@ struct RowTopK {
     uint32_t* pair_keys = sh.stage;
     uint32_t* pair_positions = sh.stage + kPairCap;
     uint32_t at_count = 0;
-    stream_row(a, src, r, count, [&](int p0, const Quad& q) {
-      uint32_t above_mask = 0, at_mask = 0;
-      DSA_UNROLL
-      for (int v = 0; v < 4; ++v) {
-        above_mask |= uint32_t(q.key[v] > key) << v;
-        at_mask |= uint32_t(q.key[v] == at_key) << v;
-      }
+    // A run's entries above T (listed, their keys by `key_of`) and at it (marked).
+    auto record = [&](int p0, const Quad& q, uint32_t above_mask, uint32_t at_mask, auto&& key_of) {
       if (!a.ballot((above_mask | at_mask) != 0u)) return;
       if (at_mask) {
         a.atomic_or_shared(&sh.tied_bits[p0 / 32], at_mask << (p0 % 32));
@@ -316,13 +298,41 @@ struct RowTopK {
         DSA_UNROLL
         for (int v = 0; v < 4; ++v) {
           if (((above_mask >> v) & 1u) && slot < kPairCap) {
-            pair_keys[slot] = q.key[v];
+            pair_keys[slot] = key_of(q.key[v]);
             pair_positions[slot] = uint32_t(p0 + v);
           }
           slot += int((above_mask >> v) & 1u);
         }
       }
-    });
+    };
+    if (Source::kValues && key != kNoEntryKey && key != 0xffffffffu) {
+      // T is a number's key: the scan compares values, not keys (the key of every
+      // value costs more than the comparisons). A NaN is above T (!(x <= t)), both
+      // zeros equal it where T is zero; positions past the row are masked per run.
+      const float threshold = Block::value_of(key);
+      stream_row<true>(a, src, r, count, [&](int p0, const Quad& q) {
+        const int left = count - p0;
+        const uint32_t in = left >= 4 ? 0xfu : left > 0 ? (1u << left) - 1u : 0u;
+        uint32_t above_mask = 0, at_mask = 0;
+        DSA_UNROLL
+        for (int v = 0; v < 4; ++v) {
+          const float x = bits_float(q.key[v]);
+          above_mask |= uint32_t(!(x <= threshold)) << v;
+          at_mask |= uint32_t(x == threshold) << v;
+        }
+        record(p0, q, above_mask & in, at_mask & in, [](uint32_t bits) { return order_key(bits_float(bits)); });
+      });
+    } else {
+      stream_row(a, src, r, count, [&](int p0, const Quad& q) {
+        uint32_t above_mask = 0, at_mask = 0;
+        DSA_UNROLL
+        for (int v = 0; v < 4; ++v) {
+          above_mask |= uint32_t(q.key[v] > key) << v;
+          at_mask |= uint32_t(q.key[v] == at_key) << v;
+        }
+        record(p0, q, above_mask, at_mask, [](uint32_t k) { return k; });
+      });
+    }
     uint32_t at_total = 0;
     block_exclusive_scan<Arch, kThreads>(a, sh.warp_totals, at_count, at_total);  // syncs: list_size is final
     const int listed = sh.list_size;

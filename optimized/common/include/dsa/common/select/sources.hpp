@@ -9,9 +9,9 @@
 //                     output = the position block_c * S + t
 //
 // load() fills the keys of positions [first, first + count) in BlockTopK's
-// layout (kNoEntryKey elsewhere); key() is one entry's key (a sample's);
-// prefetch() asks L2 for the values of positions [first, first + count) where
-// they lie in one run of memory (a hint: a no-op for the others).
+// layout (kNoEntryKey elsewhere); key() is one entry's key (a sample's).
+// load_bits() and key_of_bits() are load() in two halves (see DenseRows);
+// kValues says whether the bits are the values' (else they are the keys).
 #pragma once
 
 #include <cstdint>
@@ -23,14 +23,8 @@
 
 namespace dsa::common::select {
 
-// The 128-byte lines of count floats from p, a line a thread.
-template <int kThreads, class Arch>
-DSA_HD void prefetch_run(const Arch& a, const float* p, int64_t count) {
-  for (int64_t i = int64_t(a.thread()) * 32; i < count; i += int64_t(kThreads) * 32) a.prefetch_l2(p + i);
-  if (a.thread() == 0 && count > 0) a.prefetch_l2(p + count - 1);
-}
-
 struct DenseRows {
+  static constexpr bool kValues = true;
   const float* logits = nullptr;
   int64_t row_stride = 0;
   RowSpan span;
@@ -50,11 +44,21 @@ struct DenseRows {
   DSA_HD void load_bits(const Arch& a, int64_t r, int64_t first, int64_t count, uint32_t (&bits)[kItems]) const {
     const float* base = logits + r * row_stride + span.begin(r) + first;
     const bool aligned = (reinterpret_cast<uintptr_t>(base) & 15u) == 0;
+    if (aligned && count >= int64_t(kThreads) * kItems) {  // a whole tile: no bounds per entry
+      DSA_UNROLL
+      for (int run = 0; run < kItems / 4; ++run) {
+        float v[4];
+        a.load4(base + item_position<kThreads>(a.thread(), run * 4), v);
+        DSA_UNROLL
+        for (int q = 0; q < 4; ++q) bits[run * 4 + q] = float_bits(v[q]);
+      }
+      return;
+    }
     DSA_UNROLL
     for (int run = 0; run < kItems / 4; ++run) {
       const int64_t p0 = item_position<kThreads>(a.thread(), run * 4);
       float v[4] = {0, 0, 0, 0};
-      if (aligned && p0 + 4 <= count) {  // every run of a whole tile
+      if (aligned && p0 + 4 <= count) {
         a.load4(base + p0, v);
       } else {
         DSA_UNROLL
@@ -67,14 +71,11 @@ struct DenseRows {
   }
   DSA_HD static uint32_t key_of_bits(uint32_t bits, bool in) { return in ? order_key(bits_float(bits)) : kNoEntryKey; }
   DSA_HD uint32_t key(int64_t r, int64_t pos) const { return order_key(logits[r * row_stride + span.begin(r) + pos]); }
-  template <int kThreads, class Arch>
-  DSA_HD void prefetch(const Arch& a, int64_t r, int64_t first, int64_t count) const {
-    prefetch_run<kThreads>(a, logits + r * row_stride + span.begin(r) + first, count);
-  }
   DSA_HD int32_t payload(int64_t, int64_t pos) const { return int32_t(pos); }
 };
 
 struct BlockScores {
+  static constexpr bool kValues = false;
   const float* logits = nullptr;
   int64_t row_stride = 0;
   RowSpan span;  // the candidate ops' bounds [start, E_r)
@@ -97,8 +98,6 @@ struct BlockScores {
     const int64_t len = span.length(r);
     return block_key(logits + r * row_stride + span.begin(r), len, (len - 1) / block_size, c);
   }
-  template <int kThreads, class Arch>
-  DSA_HD void prefetch(const Arch&, int64_t, int64_t, int64_t) const {}
   // Keys straight away (a block's key is a loop over its values).
   template <int kThreads, int kItems, class Arch>
   DSA_HD void load_bits(const Arch& a, int64_t r, int64_t first, int64_t count, uint32_t (&bits)[kItems]) const {
@@ -119,6 +118,7 @@ struct BlockScores {
 };
 
 struct CandidateColumns {
+  static constexpr bool kValues = false;
   const float* values = nullptr;  // dense rows, or compact rows when `compact`
   int64_t row_stride = 0;
   RowSpan span;  // the top-k bounds [start, L_r); compact rows start at 0
@@ -167,10 +167,6 @@ struct CandidateColumns {
       const int64_t pos = item_position<kThreads>(a.thread(), i);
       keys[i] = pos < count ? key(r, first + pos) : kNoEntryKey;
     }
-  }
-  template <int kThreads, class Arch>
-  DSA_HD void prefetch(const Arch& a, int64_t r, int64_t first, int64_t count) const {
-    if (compact) prefetch_run<kThreads>(a, values + r * row_stride + first, count);
   }
   // Keys straight away (an entry's slot decides whether it is one).
   template <int kThreads, int kItems, class Arch>
