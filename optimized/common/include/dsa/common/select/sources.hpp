@@ -34,8 +34,10 @@ struct DenseRows {
   template <int kThreads, int kItems, class Arch>
   DSA_HD void load(const Arch& a, int64_t r, int64_t first, int64_t count, uint32_t (&keys)[kItems]) const {
     load_bits<kThreads, kItems>(a, r, first, count, keys);
+    const bool whole = count >= int64_t(kThreads) * kItems;
     DSA_UNROLL
-    for (int i = 0; i < kItems; ++i) keys[i] = key_of_bits(keys[i], item_position<kThreads>(a.thread(), i) < count);
+    for (int i = 0; i < kItems; ++i)
+      keys[i] = key_of_bits(keys[i], whole || item_position<kThreads>(a.thread(), i) < count);
   }
   // load() in two halves, so that a caller can keep the loads in flight
   // while it works (the key of a value needs the value): the values' bits
