@@ -274,9 +274,11 @@ struct RowTopK {
   DSA_HD static int32_t select_by_sample(const Arch& a, Shared& sh, const Source& src, int32_t k, int64_t r,
                                          int count, int words) {
     const int t = a.thread();
-    uint32_t sample[kItems];
+    int positions[kItems];
     DSA_UNROLL
-    for (int i = 0; i < kItems; ++i) sample[i] = src.key(r, sample_position(i * kThreads + t, count));
+    for (int i = 0; i < kItems; ++i) positions[i] = sample_position(i * kThreads + t, count);
+    uint32_t sample[kItems];
+    src.keys_at(r, positions, sample);
     const uint32_t key = sample_key(a, sh, sample, sample_rank(k, count));
     // T = 0 (fewer sample entries than the rank): every entry is listed, none is at T.
     const uint32_t at_key = key == kNoEntryKey ? 1u : key;  // 1: no key's value
@@ -305,7 +307,8 @@ struct RowTopK {
         }
       }
     };
-    if (Source::kValues && key != kNoEntryKey && key != 0xffffffffu) {
+    const bool by_value = Source::kValues && key != kNoEntryKey && key != 0xffffffffu;
+    if (by_value) {
       // T is a number's key: the scan compares values, not keys (the key of every
       // value costs more than the comparisons). A NaN is above T (!(x <= t)), both
       // zeros equal it where T is zero; positions past the row are masked per run.
@@ -320,7 +323,7 @@ struct RowTopK {
           above_mask |= uint32_t(!(x <= threshold)) << v;
           at_mask |= uint32_t(x == threshold) << v;
         }
-        record(p0, q, above_mask & in, at_mask & in, [](uint32_t bits) { return order_key(bits_float(bits)); });
+        record(p0, q, above_mask & in, at_mask & in, [](uint32_t bits) { return bits; });  // keys after the scan
       });
     } else {
       stream_row(a, src, r, count, [&](int p0, const Quad& q) {
@@ -336,6 +339,10 @@ struct RowTopK {
     uint32_t at_total = 0;
     block_exclusive_scan<Arch, kThreads>(a, sh.warp_totals, at_count, at_total);  // syncs: list_size is final
     const int listed = sh.list_size;
+    if (by_value && listed <= kPairCap) {  // the list holds values' bits: their keys, once per entry
+      for (int i = t; i < listed; i += kThreads) pair_keys[i] = order_key(bits_float(pair_keys[i]));
+      a.sync();
+    }
     if (listed > kPairCap || int64_t(listed) + at_total < int64_t(k)) {
       for (int w = t; w < words; w += kThreads) sh.tied_bits[w] = 0;
       for (int b = t; b < kBins + kLanes; b += kThreads) sh.hist[b] = 0;

@@ -9,7 +9,8 @@
 //                     output = the position block_c * S + t
 //
 // load() fills the keys of positions [first, first + count) in BlockTopK's
-// layout (kNoEntryKey elsewhere); key() is one entry's key (a sample's).
+// layout (kNoEntryKey elsewhere); key() is one entry's key, keys_at() those
+// of a few entries (a sample's), all loads issued before the first key.
 // load_bits() and key_of_bits() are load() in two halves (see DenseRows);
 // kValues says whether the bits are the values' (else they are the keys).
 #pragma once
@@ -33,17 +34,17 @@ struct DenseRows {
   DSA_HD int64_t entries(int64_t r) const { return span.length(r); }
   template <int kThreads, int kItems, class Arch>
   DSA_HD void load(const Arch& a, int64_t r, int64_t first, int64_t count, uint32_t (&keys)[kItems]) const {
-    load_bits<kThreads, kItems>(a, r, first, count, keys);
-    const bool whole = count >= int64_t(kThreads) * kItems;
-    DSA_UNROLL
-    for (int i = 0; i < kItems; ++i)
-      keys[i] = key_of_bits(keys[i], whole || item_position<kThreads>(a.thread(), i) < count);
+    load_as<true, kThreads, kItems>(a, r, first, count, keys);
   }
   // load() in two halves, so that a caller can keep the loads in flight
   // while it works (the key of a value needs the value): the values' bits
   // (anything past count), then each one's key.
   template <int kThreads, int kItems, class Arch>
   DSA_HD void load_bits(const Arch& a, int64_t r, int64_t first, int64_t count, uint32_t (&bits)[kItems]) const {
+    load_as<false, kThreads, kItems>(a, r, first, count, bits);
+  }
+  template <bool kKeys, int kThreads, int kItems, class Arch>
+  DSA_HD void load_as(const Arch& a, int64_t r, int64_t first, int64_t count, uint32_t (&out)[kItems]) const {
     const float* base = logits + r * row_stride + span.begin(r) + first;
     const bool aligned = (reinterpret_cast<uintptr_t>(base) & 15u) == 0;
     if (aligned && count >= int64_t(kThreads) * kItems) {  // a whole tile: no bounds per entry
@@ -52,7 +53,7 @@ struct DenseRows {
         float v[4];
         a.load4(base + item_position<kThreads>(a.thread(), run * 4), v);
         DSA_UNROLL
-        for (int q = 0; q < 4; ++q) bits[run * 4 + q] = float_bits(v[q]);
+        for (int q = 0; q < 4; ++q) out[run * 4 + q] = kKeys ? order_key(v[q]) : float_bits(v[q]);
       }
       return;
     }
@@ -68,11 +69,21 @@ struct DenseRows {
           if (p0 + q < count) v[q] = base[p0 + q];
       }
       DSA_UNROLL
-      for (int q = 0; q < 4; ++q) bits[run * 4 + q] = float_bits(v[q]);
+      for (int q = 0; q < 4; ++q)
+        out[run * 4 + q] = !kKeys ? float_bits(v[q]) : p0 + q < count ? order_key(v[q]) : kNoEntryKey;
     }
   }
   DSA_HD static uint32_t key_of_bits(uint32_t bits, bool in) { return in ? order_key(bits_float(bits)) : kNoEntryKey; }
   DSA_HD uint32_t key(int64_t r, int64_t pos) const { return order_key(logits[r * row_stride + span.begin(r) + pos]); }
+  template <int n>
+  DSA_HD void keys_at(int64_t r, const int (&pos)[n], uint32_t (&keys)[n]) const {
+    const float* row = logits + r * row_stride + span.begin(r);
+    float v[n];
+    DSA_UNROLL
+    for (int i = 0; i < n; ++i) v[i] = row[pos[i]];
+    DSA_UNROLL
+    for (int i = 0; i < n; ++i) keys[i] = order_key(v[i]);
+  }
   DSA_HD int32_t payload(int64_t, int64_t pos) const { return int32_t(pos); }
 };
 
@@ -106,6 +117,11 @@ struct BlockScores {
     load<kThreads, kItems>(a, r, first, count, bits);
   }
   DSA_HD static uint32_t key_of_bits(uint32_t key, bool) { return key; }
+  template <int n>
+  DSA_HD void keys_at(int64_t r, const int (&pos)[n], uint32_t (&keys)[n]) const {
+    DSA_UNROLL
+    for (int i = 0; i < n; ++i) keys[i] = key(r, pos[i]);
+  }
   // Block c's key in a row of len columns whose newest block is `newest`.
   DSA_HD uint32_t block_key(const float* row, int64_t len, int64_t newest, int64_t c) const {
     const int64_t lo = c * block_size, hi = min64(lo + block_size, len);
@@ -176,6 +192,11 @@ struct CandidateColumns {
     load<kThreads, kItems>(a, r, first, count, bits);
   }
   DSA_HD static uint32_t key_of_bits(uint32_t key, bool) { return key; }
+  template <int n>
+  DSA_HD void keys_at(int64_t r, const int (&pos)[n], uint32_t (&keys)[n]) const {
+    DSA_UNROLL
+    for (int i = 0; i < n; ++i) keys[i] = key(r, pos[i]);
+  }
   // Compact column col's key.
   DSA_HD uint32_t key(int64_t r, int64_t col) const {
     const int64_t p = position(r, col);
