@@ -1,9 +1,21 @@
 // The top-k of a row by one block (RowTopK): the selection launches' kernel
-// body where rows are at least as many as the SMs, and for rows that fit
-// shared memory (the fused candidate launch's 16384 compact logits, 32k
-// columns). No cluster and no reduction across blocks: a persistent grid of
-// blocks walks the rows.
+// body for many long rows (see select_launch.cu's dispatch). No cluster and no
+// reduction across blocks: a persistent grid of blocks walks the rows.
 //
+// A row past the stage, with k at most half the list's room, is read once
+// (select_by_sample): a sample of kCapacity evenly spread entries gives a key
+// T (its m-th largest, m chosen so that about (k + room) / 2 of the row's
+// entries are expected above T: about 7 standard deviations from both k and
+// the room at k 2048 and 128k columns). One scan then lists the entries above
+// T (key and position) and marks those at T; the cut is found among the
+// listed entries, or is T itself. Where the sample misled (the list
+// overflows, or fewer than k entries are at or above T) the row takes the
+// histogram's way below, read again: slower, never wrong. For a row of values
+// the scan compares floats with T's value (an IEEE comparison is the SPEC
+// order for every number; a NaN is above, via !(x <= t)), which costs a
+// fraction of a key per value.
+//
+// The histogram's way (rows staged in shared memory, and larger k):
 // Pass 1 reads every key once (tiles of kThreads x kItems, the next tile's
 // loads in flight while one is counted) into a histogram of a coarse 11-bit
 // digit: sign, 5 exponent bits and 5 mantissa bits as fp16 has them (exponents
