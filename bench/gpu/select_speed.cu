@@ -114,7 +114,9 @@ struct Shape {
 };
 
 // The candidate part (see the top of the file); returns its JSON records.
-std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cudaStream_t stream) {
+__global__ void empty_kernel() {}
+
+std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cudaStream_t stream, bool sweep) {
   using dsa::common::CandidateMaskRows;
   using dsa::common::select::BlockScores;
   using dsa::common::select::CandidateColumns;
@@ -201,6 +203,25 @@ std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cuda
               cand_row, o, stream);
         },
         sets, reps, stream);
+    if (sweep) {
+      // The compact top-k at each group size, by the library's instantiation (512 x 16) and by 1024 x 8.
+      auto compact_src = [&](int i) {
+        return CandidateColumns{at(compact, i), int64_t(kSlots) * kBlock, span, at(blocks, i), kSlots, kBlock, true};
+      };
+      std::printf("  compact sweep (%lld rows):", (long long)rows);
+      for (const int g : {1, 2, 4, 8}) {
+        const GroupPlan gp{kTopk, g, false};
+        const float a = time_us([&](int i) { dsa::cuda::launch_select(compact_src(i), gp, o, stream); }, sets, reps, stream);
+        const float b = time_us(
+            [&](int i) {
+              dsa::cuda::select_kernels::launch_group<CandidateColumns, 4, 1, 1024, 8>(compact_src(i), gp, o, stream);
+            },
+            sets, reps, stream);
+        std::printf("  g%d %.1f / %.1f (1024t)", g, a, b);
+      }
+      const float empty = time_us([&](int) { empty_kernel<<<rows, 512, 0, stream>>>(); }, sets, reps, stream);
+      std::printf("  empty launch %.1f\n", empty);
+    }
     const float dense_path = t_mask + t_dense;
     std::printf("%*s %8lld %8.1f %8.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %7.2f %4s\n", 48, "", (long long)rows, t_select,
                 t_mask, t_dense, dense_path, t_cand, t_compact, t_compact_group, t_compact_row, dense_path / t_compact,
@@ -230,18 +251,52 @@ std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cuda
   return records;
 }
 
+// The compact top-k of 8 rows (group kernel of `group` blocks a row, then the row kernel), three launches each.
+void profile_compact(int group, cudaStream_t stream) {
+  using dsa::common::select::BlockScores;
+  using dsa::common::select::CandidateColumns;
+  constexpr int64_t kCols = 131072, rows = 8;
+  constexpr int32_t kBlock = 8, kSlots = 2048, kTopk = 512;
+  float *dense = nullptr, *compact = nullptr;
+  int32_t *blocks = nullptr, *out = nullptr, *d_lens = nullptr;
+  CHECK(cudaMalloc(&dense, size_t(rows * kCols) * 4));
+  CHECK(cudaMalloc(&compact, size_t(rows) * kSlots * kBlock * 4));
+  CHECK(cudaMalloc(&blocks, size_t(rows) * kSlots * 4));
+  CHECK(cudaMalloc(&out, size_t(rows) * kSlots * 4));
+  const std::vector<int32_t> lens(static_cast<size_t>(rows), int32_t{kCols});
+  CHECK(cudaMalloc(&d_lens, lens.size() * 4));
+  CHECK(cudaMemcpy(d_lens, lens.data(), lens.size() * 4, cudaMemcpyHostToDevice));
+  RowSpan span;
+  span.kind = RowSpan::Kind::per_row_2d;
+  span.rows = rows;
+  span.width = kCols;
+  span.seq_lens = d_lens;
+  fill<<<1024, 256, 0, stream>>>(dense, rows, kCols, int(Kind::normal), 77);
+  fill<<<1024, 256, 0, stream>>>(compact, rows, int64_t(kSlots) * kBlock, int(Kind::normal), 99);
+  const GroupPlan sel_plan = dsa::cuda::select_group_plan(rows, kCols / kBlock, kSlots, "candidate_select", kBlock);
+  dsa::cuda::launch_select(BlockScores{dense, kCols, span, kBlock}, sel_plan, blocks, stream);
+  const CandidateColumns src{compact, int64_t(kSlots) * kBlock, span, blocks, kSlots, kBlock, true};
+  for (int i = 0; i < 3; ++i) dsa::cuda::launch_select(src, GroupPlan{kTopk, group, false}, out, stream);
+  for (int i = 0; i < 3; ++i) dsa::cuda::launch_select(src, GroupPlan{kTopk, group, true}, out, stream);
+  CHECK(cudaStreamSynchronize(stream));
+  for (void* p : {(void*)dense, (void*)compact, (void*)blocks, (void*)out, (void*)d_lens}) CHECK(cudaFree(p));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string json;
   int reps = 30;
-  bool quick = false;
+  bool quick = false, sweep = false;
+  int profile_group = 0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else if (!std::strcmp(argv[i], "--compact-sweep")) sweep = true;
+    else if (!std::strcmp(argv[i], "--profile-compact") && i + 1 < argc) profile_group = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: select_speed [--json FILE] [--reps N] [--quick]\n");
+      std::fprintf(stderr, "usage: select_speed [--json FILE] [--reps N] [--quick] [--compact-sweep]\n");
       return 2;
     }
   }
@@ -249,6 +304,10 @@ int main(int argc, char** argv) {
   CHECK(cudaGetDeviceProperties(&prop, 0));
   cudaStream_t stream;
   CHECK(cudaStreamCreate(&stream));
+  if (profile_group > 0) {  // a few plain launches of the compact top-k, for a profiler
+    profile_compact(profile_group, stream);
+    return 0;
+  }
   const double bw = dsa::bench_gpu::read_bandwidth_gbs(132 * 8, stream);
   std::printf("device %s, %d SMs, L2 %d MB, read bandwidth %.0f GB/s\n", prop.name, prop.multiProcessorCount,
               prop.l2CacheSize >> 20, bw);
@@ -428,7 +487,7 @@ int main(int argc, char** argv) {
 #if DSA_BENCH_VLLM_PERSISTENT
   CHECK(cudaFree(persistent_ws));
 #endif
-  const std::string candidates = candidate_part(bw, reps, prop, stream);
+  const std::string candidates = candidate_part(bw, reps, prop, stream, sweep);
   if (!json.empty()) {
     FILE* f = std::fopen(json.c_str(), "w");
     if (!f) return 1;

@@ -68,7 +68,7 @@ std::vector<Implementation> build_table() {
 #if defined(DSA_WITH_CUDA)
   // The SM90 logits kernels (optimized/cuda, docs/cuda.md): wgmma on sm_90a, available on an H100/H200.
   for (const cuda::Sm90Variant v : {cuda::Sm90Variant::standard, cuda::Sm90Variant::accurate}) {
-    Contract c = ops({Op::decode_logits, Op::compact_candidate_logits, Op::prefill_logits});
+    Contract c = ops({Op::decode_logits, Op::compact_candidate_logits, Op::candidate_logits_top_k, Op::prefill_logits});
     c.profile = std::string(cuda::profile_of(v));
     c.cache_layouts = {CacheLayout::block_flat};
     c.page_sizes = {64};
@@ -78,10 +78,10 @@ std::vector<Implementation> build_table() {
     c.candidate_block_sizes = {8, 16, 32, 64};  // the compact kernel stages whole candidate blocks
     const bool accurate = v == cuda::Sm90Variant::accurate;
     table.push_back(entry(accurate ? "cuda_sm90_accurate" : "cuda_sm90",
-                          accurate ? "SM90 logits kernels (wgmma e4m3), each k32 step promoted to fp32: dense, compact, "
-                                     "prefill"
+                          accurate ? "SM90 logits kernels (wgmma e4m3), each k32 step promoted to fp32: dense, compact "
+                                     "(and its top-k), prefill"
                                    : "SM90 logits kernels (wgmma e4m3, DeepGEMM's order): dense paged (clean), compact "
-                                     "candidate, prefill",
+                                     "candidate (and its top-k), prefill",
                           Device::cuda, c, [v] { return cuda::make_cuda_sm90_ops(v); }, cuda::sm90_available));
   }
   // The selection kernels (optimized/common/select on the CUDA vendor layer, docs/cuda.md): no

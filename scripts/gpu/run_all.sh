@@ -8,7 +8,8 @@
 #      from its public source here, in the same run;
 #   6. the selection kernels: the GPU campaign against the CUDA mutants (the mutant table), vLLM's
 #      decode top-k under the fuzzer, and the selection speed table (select_speed: ours, the floor,
-#      vLLM's top_k_per_row_decode; select_torch_bench.py: torch.topk) in the same run.
+#      vLLM's top_k_per_row_decode; select_torch_bench.py: torch.topk) in the same run, and the
+#      consumer layer's step (candidate_path_speed: the dense path against the fused launch's work).
 # Parts of the job can be left out to save device time: IMPLS (an extended regex of the implementations
 # to fuzz and check), GPU_TEST_FILTER (a gtest filter), SKIP_LOGITS=1 (no logits speed, no DeepGEMM),
 # SKIP_SELECT=1 (no step 6); NCU_SELECT=1 adds an ncu profile of one group_topk launch.
@@ -49,7 +50,7 @@ B=$work/gpu-bundle
 export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export DSA_SOURCE_DIR=$root OMP_WAIT_POLICY=passive
 note "bundle: $(tr '\n' ' ' <"$B/COMMIT")"
-for bin in dsa-oracle dsa_gpu_tests logits_speed select_speed; do
+for bin in dsa-oracle dsa_gpu_tests logits_speed select_speed candidate_path_speed; do
   if ldd "$B/$bin" | grep -q "not found"; then note "FAIL: $bin misses libraries: $(ldd "$B/$bin" | grep 'not found' | tr '\n' ' ')"; fi
 done
 "$B/dsa-oracle" --help >/dev/null 2>&1 && note "self-check: dsa-oracle runs" || note "FAIL: dsa-oracle does not run"
@@ -156,7 +157,11 @@ if [ "${SKIP_SELECT:-0}" != 1 ]; then
   timeout "${T_SELECT_SPEED:-150}" "$B/select_speed" --json "$OUT/logs/select.json" 2>&1 | tee "$OUT/logs/select_speed.log" | tail -40
   PYTHONUNBUFFERED=1 timeout "${T_TORCH:-90}" python3 "$here/select_torch_bench.py" --json "$OUT/logs/select_torch.json" \
     >"$OUT/logs/select_torch.log" 2>&1 || note "torch.topk bench: failed ($(tail -1 "$OUT/logs/select_torch.log"))"
+  timeout "${T_PATH_SPEED:-120}" "$B/candidate_path_speed" --json "$OUT/logs/candidate_path.json" 2>&1 |
+    tee "$OUT/logs/candidate_path.log"
+  note "candidate_path_speed: exit ${PIPESTATUS[0]} $(tail -2 "$OUT/logs/candidate_path.log" | tr '\n' ' ')"
   python3 "$here/select_table.py" "$OUT/logs/select.json" "$OUT/logs/select_torch.json" --md "$OUT/SELECT_RESULTS.md" \
+    --path "$OUT/logs/candidate_path.json" \
     --json "$OUT/select_results.json" --meta "commit=$(head -1 "$B/COMMIT")" --meta "driver_smi=$driver" \
     --meta "gpu=$gpu" --meta "date=$(date -u +%F)" >"$OUT/logs/select_table.log" 2>&1 || note "FAIL: selection table"
   command -v cuobjdump >/dev/null && cuobjdump -sass -res-usage "$B/select_speed" 2>/dev/null | xz >"$OUT/logs/select_sass.txt.xz"

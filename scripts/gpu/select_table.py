@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The selection speed table from one GPU job: select_speed's JSON (ours, the read-once floor,
-vLLM's top_k_per_row_decode) and select_torch_bench.py's (torch.topk), as Markdown for people and
+vLLM's top_k_per_row_decode), select_torch_bench.py's (torch.topk) and candidate_path_speed's (the
+consumer layer's step: the dense path against the fused launch's work), as Markdown for people and
 one JSON for programs.
-  select_table.py SELECT_JSON TORCH_JSON [--md FILE] [--json FILE] [--meta key=value ...]
+  select_table.py SELECT_JSON TORCH_JSON [--path PATH_JSON] [--md FILE] [--json FILE] [--meta key=value ...]
 """
 import argparse
 import json
@@ -12,6 +13,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("select_json")
     ap.add_argument("torch_json")
+    ap.add_argument("--path")
     ap.add_argument("--md")
     ap.add_argument("--json")
     ap.add_argument("--meta", action="append", default=[])
@@ -22,6 +24,10 @@ def main():
     except (OSError, ValueError):
         torch = {"torch_topk": []}
     meta = dict(m.split("=", 1) for m in args.meta)
+    try:
+        path = json.load(open(args.path)).get("candidate_path", []) if args.path else []
+    except (OSError, ValueError):
+        path = []
     torch_us = {(r["rows"], r["columns"], r["k"], r["data"]): r["torch_topk_us"] for r in torch.get("torch_topk", [])}
     rows = []
     for r in ours["decode_top_k"]:
@@ -95,6 +101,28 @@ def main():
                 f"{'yes' if c.get('compact_row_kernel') else 'no'} | {f(c.get('compact_topk_group_kernel_us'))} | "
                 f"{f(c.get('compact_topk_row_kernel_us'))} | "
                 f"{f(dense / c['compact_topk_us'], 2)} | {f(c['floor_dense_row_us'])} | {f(c['floor_compact_row_us'])} |")
+    if path:
+        lines += [
+            "",
+            "## The consumer layer's step: the dense path against the fused launch's work (128k, 2048 blocks of 8, top 512)",
+            "",
+            "candidate_path_speed, H 64, D 128, one query row per request. Dense path: the dense paged logits "
+            "(dsa_sm90), the candidate mask over the row, the top-k of the whole row (as cuda_select dispatches it). "
+            "Fused: `sm90_candidate_logits_top_k`, the compact candidate logits and their top-k (two kernels on one "
+            "stream); each part also timed alone. Bytes ratio: the K cache bytes the dense logits read over those "
+            "the compact logits read. `rows !=`: rows whose sets differ between the paths; `!= values`: of those, "
+            "rows whose chosen values differ (must be 0; a tie at the cut may go to other positions).",
+            "",
+            "| batch | dense logits us | mask us | dense top-k us | dense path us | compact logits us | compact top-k us "
+            "| fused us | dense path / fused | bytes ratio | rows != | != values |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for c in path:
+            lines.append(
+                f"| {c['batch']} | {f(c['dense_logits_us'])} | {f(c['mask_us'])} | {f(c['dense_topk_us'])} | "
+                f"{f(c['dense_path_us'])} | {f(c['compact_logits_us'])} | {f(c['compact_topk_us'])} | {f(c['fused_us'])} | "
+                f"{f(c['dense_path_us'] / c['fused_us'], 2)} | {f(c['dense_k_bytes'] / c['compact_k_bytes'], 2)} | "
+                f"{c['rows_differing']} | {c['rows_differing_beyond_ties']} |")
     for extra in ours.get("notes", []):
         lines += ["", extra]
     text = "\n".join(lines) + "\n"
@@ -105,7 +133,7 @@ def main():
     if args.json:
         json.dump({"meta": meta, "device": ours.get("device"), "read_bandwidth_gbs": ours.get("read_bandwidth_gbs"),
                    "torch": torch.get("torch"), "decode_top_k": rows,
-                   "candidates": ours.get("candidates", [])}, open(args.json, "w"), indent=1)
+                   "candidates": ours.get("candidates", []), "candidate_path": path}, open(args.json, "w"), indent=1)
 
 
 if __name__ == "__main__":

@@ -14,9 +14,12 @@
 #include "dsa/optimized/cuda/cuda_ops.hpp"
 #include "dsa/optimized/cuda/runtime.hpp"
 #include "dsa/optimized/cuda/sm90_logits.hpp"
+#include "dsa/oracle/candidate_views.hpp"
 #include "dsa/oracle/float_bits.hpp"
 #include "dsa/oracle/logits_check.hpp"
 #include "dsa/oracle/poison.hpp"
+#include "dsa/oracle/report.hpp"
+#include "dsa/oracle/rows.hpp"
 #include "dsa/profile.hpp"
 #include "dsa/synthetic.hpp"
 
@@ -104,19 +107,12 @@ TEST_P(Sm90Decode, DenseEqualsProfileBitForBitAndWritesEveryEntry) {
   }
 }
 
-TEST_P(Sm90Decode, CompactEqualsDenseBitForBit) {
-  REQUIRE_SM90();
-  const Shape s = GetParam();
-  const Profile& profile = kernel_profile(s.variant);
-  const DecodeProblem p = draw_step(s, 77 + s.heads + s.next_n);
-  auto ops = cuda::make_cuda_sm90_ops(s.variant);
-  Logits dense = poisoned(p.rows(), p.logits_width);
-  ops->decode_logits(p, profile, dense);
-  // Every row takes a random subset of its blocks of 8, in random order, with empty slots.
-  Rng rng(5);
+// Every row takes a random subset of its blocks of 8, in random order, with empty slots.
+CandidateBlocks draw_candidates(const DecodeProblem& p, int32_t slots, uint64_t seed) {
+  Rng rng(seed);
   CandidateBlocks c;
   c.rows = p.rows();
-  c.slots = 37;
+  c.slots = slots;
   c.block_size = 8;
   c.blocks.assign(size_t(c.rows * c.slots), -1);
   const int32_t blocks = int32_t((p.logits_width + 7) / 8);
@@ -127,6 +123,18 @@ TEST_P(Sm90Decode, CompactEqualsDenseBitForBit) {
     for (int32_t slot = 0; slot < c.slots && slot < blocks; ++slot)
       if (rng.uniform_int(0, 5) != 0) c.row(r)[slot] = ids[size_t(slot)];
   }
+  return c;
+}
+
+TEST_P(Sm90Decode, CompactEqualsDenseBitForBit) {
+  REQUIRE_SM90();
+  const Shape s = GetParam();
+  const Profile& profile = kernel_profile(s.variant);
+  const DecodeProblem p = draw_step(s, 77 + s.heads + s.next_n);
+  auto ops = cuda::make_cuda_sm90_ops(s.variant);
+  Logits dense = poisoned(p.rows(), p.logits_width);
+  ops->decode_logits(p, profile, dense);
+  const CandidateBlocks c = draw_candidates(p, 37, 5);
   Logits compact = poisoned(p.rows(), int64_t(c.slots) * c.block_size);
   ops->compact_candidate_logits(p, profile, c, compact);
   const Logits expected = dsa::compact_candidate_logits(p, profile, c);
@@ -145,6 +153,39 @@ TEST_P(Sm90Decode, CompactEqualsDenseBitForBit) {
         ++compared;
       }
   EXPECT_GT(compared, 50);
+}
+
+// The fused launch's work: its compact logits are the reference's where defined, and its top-k is
+// the rule's over its own compact logits, every entry written (k past a row's live entries: -1 tail),
+// the same on a second run.
+TEST_P(Sm90Decode, CandidateLogitsTopkAreTheReferencesAndWriteEveryEntry) {
+  REQUIRE_SM90();
+  const Shape s = GetParam();
+  const Profile& profile = kernel_profile(s.variant);
+  const DecodeProblem p = draw_step(s, 91 + s.heads + s.head_dim + s.next_n);
+  const CandidateBlocks c = draw_candidates(p, 61, 9);
+  const auto lens = visible_lens(p);
+  auto ops = cuda::make_cuda_sm90_ops(s.variant);
+  for (const int32_t k : {1, 17, 200}) {
+    Logits compact = poisoned(p.rows(), int64_t(c.slots) * c.block_size);
+    TopkIndices chosen = oracle::poisoned_topk(p.rows(), k);
+    ops->candidate_logits_top_k(p, profile, c, compact, chosen);
+    const Logits expected = dsa::compact_candidate_logits(p, profile, c);
+    const oracle::CompactViews views = oracle::compact_views(compact, expected, c, lens);
+    oracle::LogitsCheckOptions options;
+    options.poison_bits = oracle::kPoisonF32Bits;
+    const auto lv = oracle::check_logits(views.actual, views.expected, std::vector<int64_t>(size_t(p.rows()), views.actual.width),
+                                         options);
+    EXPECT_TRUE(lv.passed) << "k " << k << ": compact logits: " << describe(lv);
+    const oracle::WrittenVerdict written = oracle::check_written(oracle::view(chosen), "topk_indices");
+    EXPECT_TRUE(written.passed) << "k " << k << ": " << written.survivors << " top-k entries left unwritten";
+    const oracle::SelectionVerdict sv = oracle::check_topk_among(oracle::view(chosen), oracle::compact_columns(compact, c, lens));
+    EXPECT_TRUE(sv.passed) << "k " << k << ":\n" << oracle::format_table(sv);
+    TopkIndices again = oracle::poisoned_topk(p.rows(), k);
+    Logits compact_again = poisoned(p.rows(), int64_t(c.slots) * c.block_size);
+    ops->candidate_logits_top_k(p, profile, c, compact_again, again);
+    EXPECT_EQ(chosen.indices, again.indices) << "k " << k << ": a second run chose differently";
+  }
 }
 
 std::vector<Shape> shapes() {
@@ -282,6 +323,14 @@ TEST(Sm90Refusals, WhatTheKernelsCannotTakeIsUnsupported) {
   refused(make_decode_problem(c, rng), profile);  // next_n * H > 256
   c.next_n = 1;
   refused(make_decode_problem(c, rng), find_profile("exact"));  // another arithmetic
+  // The fused launch's own limits: k and the output's shape are named, not guessed.
+  const DecodeProblem p = make_decode_problem(c, rng);
+  const CandidateBlocks cand = draw_candidates(p, 8, 1);
+  Logits compact = poisoned(p.rows(), int64_t(cand.slots) * cand.block_size);
+  TopkIndices no_k{p.rows(), 0, {}};
+  EXPECT_THROW(ops->candidate_logits_top_k(p, profile, cand, compact, no_k), InvalidInput);
+  TopkIndices short_rows = oracle::poisoned_topk(p.rows() - 1, 4);
+  EXPECT_THROW(ops->candidate_logits_top_k(p, profile, cand, compact, short_rows), InvalidInput);
 }
 
 TEST(Sm90Refusals, NoGpuIsUnsupportedNotAWrongAnswer) {
@@ -300,6 +349,12 @@ TEST(Sm90Refusals, NoGpuIsUnsupportedNotAWrongAnswer) {
     EXPECT_NE(std::string(e.what()).find("cuda_sm90"), std::string::npos) << e.what();
   }
   EXPECT_EQ(std::memcmp(before.data(), out.values.data(), before.size() * 4), 0) << "nothing written";
+  const CandidateBlocks cand = draw_candidates(p, 4, 2);
+  Logits compact = poisoned(p.rows(), int64_t(cand.slots) * cand.block_size);
+  TopkIndices chosen = oracle::poisoned_topk(p.rows(), 8);
+  EXPECT_THROW(cuda::make_cuda_sm90_ops(Sm90Variant::standard)
+                   ->candidate_logits_top_k(p, find_profile("dsa_sm90"), cand, compact, chosen),
+               Unsupported);
 }
 
 }  // namespace

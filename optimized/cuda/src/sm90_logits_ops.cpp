@@ -6,8 +6,11 @@
 
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
+#include "dsa/candidates.hpp"
+#include "dsa/common/row_span.hpp"
 #include "dsa/error.hpp"
 #include "dsa/optimized/cuda/cuda_ops.hpp"
+#include "dsa/optimized/cuda/sm90_logits.hpp"
 
 namespace dsa::cuda {
 namespace {
@@ -40,10 +43,7 @@ public:
   void compact_candidate_logits(const DecodeProblem& problem, const Profile& profile,
                                 const CandidateBlocks& candidates, Logits& out) override {
     check_decode(problem, profile, "compact_candidate_logits");
-    candidates.validate();
-    if (candidates.rows != problem.rows())
-      throw InvalidInput("candidate_blocks", std::to_string(candidates.rows) + " rows for a step of " +
-                                                 std::to_string(problem.rows()) + " rows");
+    check_candidates(problem, candidates);
     require_out(out, problem.rows(), int64_t(candidates.slots) * candidates.block_size);
     Staged d(problem);
     DeviceBuffer<int32_t> blocks = to_device(candidates.blocks);
@@ -54,6 +54,34 @@ public:
                         compact.data(), nullptr);
     DSA_CUDA_CHECK(cudaDeviceSynchronize());
     compact.download(std::span<float>(out.values));
+  }
+
+  // The compact logits and their top k (sm90_candidate_logits_top_k: two kernels on one stream).
+  void candidate_logits_top_k(const DecodeProblem& problem, const Profile& profile, const CandidateBlocks& candidates,
+                              Logits& compact_out, TopkIndices& out) override {
+    check_decode(problem, profile, "candidate_logits_top_k");
+    check_candidates(problem, candidates);
+    require_out(compact_out, problem.rows(), int64_t(candidates.slots) * candidates.block_size);
+    if (out.k < 1) throw InvalidInput("topk", "k must be at least 1, got " + std::to_string(out.k));
+    if (out.rows != problem.rows() || int64_t(out.indices.size()) != out.rows * out.k)
+      throw InvalidInput("topk_indices", "buffer holds " + std::to_string(out.indices.size()) + " entries for " +
+                                             std::to_string(out.rows) + " rows, the op writes " +
+                                             std::to_string(problem.rows()) + " x " + std::to_string(out.k));
+    Staged d(problem);
+    DeviceBuffer<int32_t> blocks = to_device(candidates.blocks);
+    DeviceBuffer<float> compact(std::span<const float>(compact_out.values));
+    DeviceBuffer<int32_t> chosen(std::span<const int32_t>(out.indices));  // the caller's poison goes in
+    const RowBounds bounds = topk_row_bounds(problem);  // [0, L_r)
+    DeviceBuffer<int64_t> starts = to_device(bounds.start), ends = to_device(bounds.end);
+    const common::RowSpan span =
+        common::RowSpan::of_bounds(problem.rows(), problem.logits_width, starts.data(), ends.data());
+    DeviceBuffer<int32_t> schedule(compact_schedule_ints(d.step));
+    sm90_compact_schedule(d.step, candidates.slots, candidates.block_size, schedule.data(), nullptr);
+    sm90_candidate_logits_top_k(d.step, variant_, blocks.data(), candidates.slots, candidates.block_size,
+                                schedule.data(), compact.data(), span, out.k, chosen.data(), nullptr);
+    DSA_CUDA_CHECK(cudaDeviceSynchronize());
+    compact.download(std::span<float>(compact_out.values));
+    chosen.download(std::span<int32_t>(out.indices));
   }
 
   void prefill_logits(const PrefillProblem& problem, const Profile& profile, Logits& out) override {
@@ -124,6 +152,13 @@ private:
     if (p.element != ElementFormat::e4m3fn || p.cache.layout != CacheLayout::block_flat)
       throw Unsupported(name() + ": " + op + " takes e4m3fn in a block-flat cache, got " +
                         std::string(to_string(p.element)) + " / " + std::string(to_string(p.cache.layout)));
+  }
+
+  static void check_candidates(const DecodeProblem& p, const CandidateBlocks& candidates) {
+    candidates.validate();
+    if (candidates.rows != p.rows())
+      throw InvalidInput("candidate_blocks", std::to_string(candidates.rows) + " rows for a step of " +
+                                                 std::to_string(p.rows()) + " rows");
   }
 
   static void require_out(const Logits& out, int64_t rows, int64_t width) {

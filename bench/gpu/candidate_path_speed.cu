@@ -1,0 +1,223 @@
+// Speed of the consumer layer's step on the GPU (CUDA events; not a test), at 128k context with
+// 2048 candidate blocks of 8 and top 512, one query row per request (H 64, D 128): the dense path
+// that the candidate launches replace (dense paged logits, the candidate mask over the row, the
+// top-k of the whole row) against the fused launch's work (compact candidate logits and their
+// top-k: sm90_candidate_logits_top_k), and each part on its own. Each time is the median of
+// CUDA-graph replays, the K cache rotated over page sets several times the L2, so every launch reads
+// HBM. Issue 13 asks the fused launch to beat the dense path by at least the ratio of the K cache
+// bytes it avoids reading (dense / compact = 8 at full candidate blocks). Both paths must choose
+// the same values in every row (the compact logits are the dense ones, bit for bit; a tie at the
+// cut may go to other positions): checked here, exit 3 otherwise.
+//   candidate_path_speed [--json FILE] [--reps N]
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "dsa/optimized/cuda/runtime.hpp"
+#include "dsa/optimized/cuda/select.hpp"
+#include "dsa/optimized/cuda/sm90_logits.hpp"
+#include "gpu_timing.cuh"
+#include "paged_step.cuh"
+
+namespace {
+
+using dsa::common::CandidateMaskRows;
+using dsa::common::RowSpan;
+using dsa::common::select::BlockScores;
+using dsa::common::select::DenseRows;
+using dsa::common::select::GroupPlan;
+using dsa::cuda::Sm90Variant;
+
+constexpr int kHeads = 64, kHeadDim = 128, kContext = 131072;
+constexpr int32_t kBlock = 8, kSlots = 2048, kTopk = 512;
+
+std::vector<int32_t> download(const int32_t* d, size_t n) {
+  std::vector<int32_t> h(n);
+  CHECK(cudaMemcpy(h.data(), d, n * sizeof(int32_t), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+// Rows whose sets differ, and of those the rows whose chosen values differ too (a tie at the cut
+// may be broken differently: the dense top-k takes the lowest positions, the compact one the lowest
+// compact columns). `values` is the dense row the positions index.
+struct SetDiff {
+  int64_t rows = 0, beyond_ties = 0;
+};
+SetDiff rows_differing(std::vector<int32_t> a, std::vector<int32_t> b, const std::vector<float>& values, int64_t rows,
+                       int64_t k, int64_t width) {
+  SetDiff d;
+  for (int64_t r = 0; r < rows; ++r) {
+    std::sort(a.begin() + r * k, a.begin() + (r + 1) * k);
+    std::sort(b.begin() + r * k, b.begin() + (r + 1) * k);
+    if (std::equal(a.begin() + r * k, a.begin() + (r + 1) * k, b.begin() + r * k)) continue;
+    ++d.rows;
+    std::vector<float> va, vb;
+    for (int64_t i = r * k; i < (r + 1) * k; ++i) {
+      va.push_back(a[size_t(i)] < 0 ? -INFINITY : values[size_t(r * width + a[size_t(i)])]);
+      vb.push_back(b[size_t(i)] < 0 ? -INFINITY : values[size_t(r * width + b[size_t(i)])]);
+    }
+    std::sort(va.begin(), va.end());
+    std::sort(vb.begin(), vb.end());
+    d.beyond_ties += va != vb;
+  }
+  return d;
+}
+
+struct PathResult {
+  int batch = 0;
+  float dense_logits = 0, mask = 0, dense_topk = 0, dense_path = 0;
+  float compact_logits = 0, compact_topk = 0, fused = 0;
+  double dense_k_bytes = 0, compact_k_bytes = 0;
+  SetDiff differing;
+};
+
+PathResult time_batch(int batch, int reps, const dsa::cuda::DeviceInfo& dev) {
+  const dsa::bench_gpu::PagedStep paged(batch, kContext, 1, kHeads, kHeadDim, dev.l2_bytes);
+  const int sets = paged.sets();
+  const int64_t rows = batch, width = kContext, compact_width = int64_t(kSlots) * kBlock;
+  float *logits = nullptr, *compact = nullptr;
+  int32_t *blocks = nullptr, *dense_out = nullptr, *fused_out = nullptr, *dense_schedule = nullptr,
+          *compact_schedule = nullptr;
+  CHECK(cudaMalloc(&logits, size_t(rows * width) * 4));
+  CHECK(cudaMalloc(&compact, size_t(rows * compact_width) * 4));
+  CHECK(cudaMalloc(&blocks, size_t(rows) * kSlots * 4));
+  CHECK(cudaMalloc(&dense_out, size_t(rows) * kTopk * 4));
+  CHECK(cudaMalloc(&fused_out, size_t(rows) * kTopk * 4));
+  CHECK(cudaMalloc(&dense_schedule, dsa::cuda::paged_schedule_ints(paged.at_set(0)) * 4));
+  CHECK(cudaMalloc(&compact_schedule, dsa::cuda::compact_schedule_ints(paged.at_set(0)) * 4));
+  RowSpan span;  // one query row per request: L_r = E_r = seq_lens[r]
+  span.kind = RowSpan::Kind::visible_1d;
+  span.rows = rows;
+  span.width = width;
+  span.seq_lens = paged.seq_lens();
+  span.next_n = 1;
+  cudaStream_t stream;
+  CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  dsa::cuda::sm90_paged_schedule(paged.at_set(0), dense_schedule, stream);
+  dsa::cuda::sm90_compact_schedule(paged.at_set(0), kSlots, kBlock, compact_schedule, stream);
+  // The candidate blocks: the source layer's selection over set 0's dense logits.
+  dsa::cuda::sm90_paged_logits(paged.at_set(0), Sm90Variant::standard, dense_schedule, logits, false, stream);
+  const GroupPlan select_plan = dsa::cuda::select_group_plan(rows, width / kBlock, kSlots, "candidate_select", kBlock);
+  dsa::cuda::launch_select(BlockScores{logits, width, span, kBlock}, select_plan, blocks, stream);
+  CHECK(cudaStreamSynchronize(stream));
+
+  const GroupPlan dense_plan = dsa::cuda::select_group_plan(rows, width, kTopk, "topk");
+  const GroupPlan compact_plan = dsa::cuda::select_group_plan(rows, compact_width, kTopk, "candidate_logits_top_k");
+  auto dense_logits = [&](int i) {
+    dsa::cuda::sm90_paged_logits(paged.at_set(i), Sm90Variant::standard, dense_schedule, logits, false, stream);
+  };
+  auto mask = [&](int) {
+    dsa::cuda::launch_candidate_mask(CandidateMaskRows{logits, width, span, blocks, kSlots, kBlock, true}, stream);
+  };
+  auto dense_topk = [&](int) { dsa::cuda::launch_select(DenseRows{logits, width, span}, dense_plan, dense_out, stream); };
+  auto compact_logits = [&](int i) {
+    dsa::cuda::sm90_compact_logits(paged.at_set(i), Sm90Variant::standard, blocks, kSlots, kBlock, compact_schedule,
+                                   compact, stream);
+  };
+  auto compact_topk = [&](int) {
+    const dsa::common::select::CandidateColumns src{compact, compact_width, span, blocks, kSlots, kBlock, true};
+    dsa::cuda::launch_select(src, compact_plan, fused_out, stream);
+  };
+  auto fused = [&](int i) {
+    dsa::cuda::sm90_candidate_logits_top_k(paged.at_set(i), Sm90Variant::standard, blocks, kSlots, kBlock,
+                                           compact_schedule, compact, span, kTopk, fused_out, stream);
+  };
+  auto time = [&](auto&& launch) {
+    return dsa::bench_gpu::graph_median_us([&](int i, cudaStream_t) { launch(i); }, sets, reps, 1, stream);
+  };
+  PathResult r;
+  r.batch = batch;
+  r.dense_logits = time(dense_logits);
+  r.mask = time(mask);  // idempotent: replays on the same rows time the same work
+  r.dense_topk = time(dense_topk);
+  r.dense_path = time([&](int i) {
+    dense_logits(i);
+    mask(i);
+    dense_topk(i);
+  });
+  r.compact_logits = time(compact_logits);
+  r.compact_topk = time(compact_topk);
+  r.fused = time(fused);
+  r.dense_k_bytes = paged.k_bytes();
+  r.compact_k_bytes = double(rows) * compact_width * (kHeadDim + 4);
+  // The same set by both paths, on set 0.
+  dense_logits(0);
+  mask(0);
+  dense_topk(0);
+  fused(0);
+  CHECK(cudaStreamSynchronize(stream));
+  std::vector<float> masked(size_t(rows * width));
+  CHECK(cudaMemcpy(masked.data(), logits, masked.size() * 4, cudaMemcpyDeviceToHost));
+  r.differing = rows_differing(download(dense_out, size_t(rows) * kTopk), download(fused_out, size_t(rows) * kTopk),
+                               masked, rows, kTopk, width);
+  CHECK(cudaStreamDestroy(stream));
+  for (void* p : {(void*)logits, (void*)compact, (void*)blocks, (void*)dense_out, (void*)fused_out,
+                  (void*)dense_schedule, (void*)compact_schedule})
+    CHECK(cudaFree(p));
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string json;
+  int reps = 30;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
+    else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
+    else {
+      std::fprintf(stderr, "usage: candidate_path_speed [--json FILE] [--reps N]\n");
+      return 2;
+    }
+  }
+  const dsa::cuda::DeviceInfo& dev = dsa::cuda::device_info();
+  if (!dsa::cuda::sm90_available()) {
+    std::fprintf(stderr, "candidate_path_speed: no sm_90 GPU (%s)\n",
+                 dev.present ? dev.name.c_str() : dev.why_absent.c_str());
+    return 1;
+  }
+  std::printf("consumer step, 128k context, %d blocks of %d, top %d, H %d D %d, us:\n", kSlots, kBlock, kTopk, kHeads,
+              kHeadDim);
+  std::printf("%6s %9s %7s %9s %10s | %9s %9s %9s | %7s %7s %8s %8s\n", "batch", "dense lg", "mask", "dense tk",
+              "dense path", "cmp lg", "cmp tk", "fused", "ratio", "bytes", "rows !=", "!= vals");
+  std::string records;
+  bool same = true;
+  for (const int batch : {8, 64}) {
+    const PathResult r = time_batch(batch, reps, dev);
+    const double bytes_ratio = r.dense_k_bytes / r.compact_k_bytes;
+    std::printf("%6d %9.1f %7.1f %9.1f %10.1f | %9.1f %9.1f %9.1f | %7.2f %7.2f %8lld %8lld\n", r.batch, r.dense_logits,
+                r.mask, r.dense_topk, r.dense_path, r.compact_logits, r.compact_topk, r.fused, r.dense_path / r.fused,
+                bytes_ratio, (long long)r.differing.rows, (long long)r.differing.beyond_ties);
+    std::fflush(stdout);
+    same = same && r.differing.beyond_ties == 0;
+    char rec[768];
+    std::snprintf(rec, sizeof rec,
+                  "%s{\"batch\": %d, \"context\": %d, \"slots\": %d, \"block_size\": %d, \"k\": %d, "
+                  "\"dense_logits_us\": %.2f, \"mask_us\": %.2f, \"dense_topk_us\": %.2f, \"dense_path_us\": %.2f, "
+                  "\"compact_logits_us\": %.2f, \"compact_topk_us\": %.2f, \"fused_us\": %.2f, "
+                  "\"dense_k_bytes\": %.0f, \"compact_k_bytes\": %.0f, \"rows_differing\": %lld, "
+                  "\"rows_differing_beyond_ties\": %lld}",
+                  records.empty() ? "" : ",\n    ", r.batch, kContext, kSlots, kBlock, kTopk, r.dense_logits, r.mask,
+                  r.dense_topk, r.dense_path, r.compact_logits, r.compact_topk, r.fused, r.dense_k_bytes,
+                  r.compact_k_bytes, (long long)r.differing.rows, (long long)r.differing.beyond_ties);
+    records += rec;
+  }
+  if (!json.empty()) {
+    FILE* f = std::fopen(json.c_str(), "w");
+    if (!f) {
+      std::fprintf(stderr, "cannot write %s\n", json.c_str());
+      return 1;
+    }
+    std::fprintf(f, "{\"device\": \"%s\", \"heads\": %d, \"head_dim\": %d,\n  \"candidate_path\": [\n    %s\n  ]}\n",
+                 dev.name.c_str(), kHeads, kHeadDim, records.c_str());
+    std::fclose(f);
+  }
+  if (!same) std::fprintf(stderr, "candidate_path_speed: the two paths chose different values in some row\n");
+  return same ? 0 : 3;
+}
