@@ -193,11 +193,12 @@ std::vector<int32_t> row_outcomes(const std::vector<float>& values, int64_t rows
 // the key; both are then read again by the histogram's way.
 TEST(SelectRow, EverySampleOutcomeMatchesTheReference) {
   using Row = EmulatedRow<GroupWarp32>;
+  using Sample = common::select::RowSample<Row>;
   using Outcome = Row::Outcome;
   const int64_t width = 4096;
   const int32_t k = 64;
-  ASSERT_TRUE(Row::samples(false, k));
-  ASSERT_FALSE(Row::samples(false, Row::kPairCap / 2 + 1));
+  ASSERT_TRUE(Sample::samples(false, k));
+  ASSERT_FALSE(Sample::samples(false, Row::kPairCap / 2 + 1));
   const Outcome expected[] = {Outcome::sampled_above, Outcome::sampled_at_key, Outcome::missed_overflow,
                               Outcome::missed_short, Outcome::histogram};
   const int64_t rows = 5;
@@ -208,8 +209,8 @@ TEST(SelectRow, EverySampleOutcomeMatchesTheReference) {
   // 1: one value (every entry at the key); 2: the sample's entries lowest; 3: highest.
   std::fill(row + width, row + 2 * width, 0.25f);
   for (int j = 0; j < Row::kCapacity; ++j) {
-    row[2 * width + Row::sample_position(j, int(width))] = -8.0f - float(j) / 1024.0f;
-    row[3 * width + Row::sample_position(j, int(width))] = 8.0f + float(j) / 1024.0f;
+    row[2 * width + Sample::sample_position(j, int(width))] = -8.0f - float(j) / 1024.0f;
+    row[3 * width + Sample::sample_position(j, int(width))] = 8.0f + float(j) / 1024.0f;
   }
   std::vector<int32_t> out;
   std::vector<int32_t> ways = row_outcomes<GroupWarp32>(values, rows - 1, width, k, out);

@@ -24,8 +24,12 @@
 // the whole row) against the candidate top-k (reading only the candidate
 // blocks' columns of the dense row) and the fused launch's top-k half (over
 // the compact row of 16384 candidate logits). The logits kernels themselves
-// are timed by logits_speed: this part times the selection only.
-//   select_speed [--json FILE] [--reps N] [--quick]
+// are timed by logits_speed and the whole consumer step by candidate_path_speed:
+// this part times the selection only. --compact-sweep adds the compact top-k at
+// every group size; --profile-compact G only launches the compact top-k of 8
+// rows a few times (the group kernel at G blocks a row, then the row kernel),
+// for a profiler.
+//   select_speed [--json FILE] [--reps N] [--quick] [--compact-sweep] [--profile-compact G]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -178,46 +182,27 @@ std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cuda
                                    cand_plan, o, stream);
         },
         sets, reps, stream);
-    const float t_compact = time_us(
-        [&](int i) {
-          dsa::cuda::launch_select(
-              CandidateColumns{at(compact, i), int64_t(kSlots) * kBlock, span, at(blocks, i), kSlots, kBlock, true},
-              cand_plan, o, stream);
-        },
-        sets, reps, stream);
-    GroupPlan cand_group = cand_plan;
-    cand_group.row_kernel = false;
-    const float t_compact_group = time_us(
-        [&](int i) {
-          dsa::cuda::launch_select(
-              CandidateColumns{at(compact, i), int64_t(kSlots) * kBlock, span, at(blocks, i), kSlots, kBlock, true},
-              cand_group, o, stream);
-        },
-        sets, reps, stream);
-    GroupPlan cand_row = cand_plan;
-    cand_row.row_kernel = true;
-    const float t_compact_row = time_us(
-        [&](int i) {
-          dsa::cuda::launch_select(
-              CandidateColumns{at(compact, i), int64_t(kSlots) * kBlock, span, at(blocks, i), kSlots, kBlock, true},
-              cand_row, o, stream);
-        },
-        sets, reps, stream);
+    // The fused launch's top-k half over the compact rows, by a plan: as dispatched, by each kernel.
+    auto compact_src = [&](int i) {
+      return CandidateColumns{at(compact, i), int64_t(kSlots) * kBlock, span, at(blocks, i), kSlots, kBlock, true};
+    };
+    auto time_compact = [&](const GroupPlan& plan) {
+      return time_us([&](int i) { dsa::cuda::launch_select(compact_src(i), plan, o, stream); }, sets, reps, stream);
+    };
+    const float t_compact = time_compact(cand_plan);
+    const float t_compact_group = time_compact(GroupPlan{cand_plan.k, cand_plan.group, false});
+    const float t_compact_row = time_compact(GroupPlan{cand_plan.k, cand_plan.group, true});
     if (sweep) {
       // The compact top-k at each group size, by the library's instantiation (512 x 16) and by 1024 x 8.
-      auto compact_src = [&](int i) {
-        return CandidateColumns{at(compact, i), int64_t(kSlots) * kBlock, span, at(blocks, i), kSlots, kBlock, true};
-      };
       std::printf("  compact sweep (%lld rows):", (long long)rows);
       for (const int g : {1, 2, 4, 8}) {
         const GroupPlan gp{kTopk, g, false};
-        const float a = time_us([&](int i) { dsa::cuda::launch_select(compact_src(i), gp, o, stream); }, sets, reps, stream);
         const float b = time_us(
             [&](int i) {
               dsa::cuda::select_kernels::launch_group<CandidateColumns, 4, 1, 1024, 8>(compact_src(i), gp, o, stream);
             },
             sets, reps, stream);
-        std::printf("  g%d %.1f / %.1f (1024t)", g, a, b);
+        std::printf("  g%d %.1f / %.1f (1024t)", g, time_compact(gp), b);
       }
       const float empty = time_us([&](int) { empty_kernel<<<rows, 512, 0, stream>>>(); }, sets, reps, stream);
       std::printf("  empty launch %.1f\n", empty);
@@ -296,7 +281,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--compact-sweep")) sweep = true;
     else if (!std::strcmp(argv[i], "--profile-compact") && i + 1 < argc) profile_group = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: select_speed [--json FILE] [--reps N] [--quick] [--compact-sweep]\n");
+      std::fprintf(stderr, "usage: select_speed [--json FILE] [--reps N] [--quick] [--compact-sweep] [--profile-compact G]\n");
       return 2;
     }
   }

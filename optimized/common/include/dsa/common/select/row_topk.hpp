@@ -3,7 +3,7 @@
 // reduction across blocks: a persistent grid of blocks walks the rows.
 //
 // A row past the stage, with k at most half the list's room, is read once
-// (select_by_sample): a sample of kCapacity evenly spread entries gives a key
+// (RowSample::select, row_sample.hpp): a sample of kCapacity evenly spread entries gives a key
 // T (its m-th largest, m chosen so that about (k + room) / 2 of the row's
 // entries are expected above T: about 7 standard deviations from both k and
 // the room at k 2048 and 128k columns). One scan then lists the entries above
@@ -58,6 +58,7 @@
 #include "dsa/common/radix_plan.hpp"
 #include "dsa/common/select/block_scan.hpp"
 #include "dsa/common/select/block_topk.hpp"
+#include "dsa/common/select/row_sample.hpp"
 #include "dsa/common/threshold.hpp"
 
 namespace dsa::common::select {
@@ -205,15 +206,15 @@ struct RowTopK {
     const int t = a.thread();
     const int tiles = (count + kCapacity - 1) / kCapacity;
     uint32_t keys[kItems], next[kItems];
-    if (tiles > 0) src.template load_bits<kThreads, kItems>(a, r, 0, count < kCapacity ? count : kCapacity, next);
+    if (tiles > 0) load_bits<kThreads, kItems>(src, a, r, 0, count < kCapacity ? count : kCapacity, next);
     for (int tile = 0; tile < tiles; ++tile) {
       const int base = tile * kCapacity;
       DSA_UNROLL
       for (int i = 0; i < kItems; ++i)
-        keys[i] = kBits ? next[i] : src.key_of_bits(next[i], base + int(item_position<kThreads>(t, i)) < count);
+        keys[i] = kBits ? next[i] : key_of_bits<Source>(next[i], base + int(item_position<kThreads>(t, i)) < count);
       if (tile + 1 < tiles) {
         const int rest = count - base - kCapacity;
-        src.template load_bits<kThreads, kItems>(a, r, base + kCapacity, rest < kCapacity ? rest : kCapacity, next);
+        load_bits<kThreads, kItems>(src, a, r, base + kCapacity, rest < kCapacity ? rest : kCapacity, next);
       }
       DSA_UNROLL
       for (int j = 0; j < kItems / 4; ++j) {
@@ -237,17 +238,6 @@ struct RowTopK {
   }
 
 
-  // Where sample j of a row of `count` entries lies: kCapacity positions evenly spread.
-  DSA_HD static int sample_position(int j, int count) { return int(int64_t(j) * count / kCapacity); }
-  // The sample's rank whose key is expected to have (k + kPairCap) / 2 entries above it in the row:
-  // as far from k (too few: read again) as from the list's room (too many), in standard deviations.
-  DSA_HD static int sample_rank(int32_t k, int count) {
-    const int64_t target = (int64_t(k) + kPairCap) / 2;
-    const int64_t m = (target * kCapacity + count - 1) / count;
-    return int(m < 1 ? 1 : m > kCapacity ? kCapacity : m);
-  }
-  DSA_HD static bool samples(bool staged, int32_t k) { return !staged && 2 * int64_t(k) <= kPairCap; }
-
   template <class Source>
   DSA_HD static void select_row(const Arch& a, Shared& sh, const Source& src, int32_t k, int64_t r, int32_t* out) {
     const int t = a.thread();
@@ -255,11 +245,12 @@ struct RowTopK {
     const bool staged = count <= kStageEntries;
     const int words = (count + 31) / 32;
 
+    using Sample = RowSample<RowTopK>;
     clear(a, sh, words);
     int32_t ties = -1;
-    if (samples(staged, k)) ties = select_by_sample(a, sh, src, k, r, count, words);
+    if (Sample::samples(staged, k)) ties = Sample::select(a, sh, src, k, r, count, words);
     if (ties < 0) ties = select_by_histogram(a, sh, src, k, r, count, words, staged);
-    if (t == 0 && !samples(staged, k)) sh.outcome = staged ? Outcome::staged : Outcome::histogram;
+    if (t == 0 && !Sample::samples(staged, k)) sh.outcome = staged ? Outcome::staged : Outcome::histogram;
     emit(a, sh, src, k, r, words, ties, out + r * int64_t(k));
   }
 
@@ -271,146 +262,6 @@ struct RowTopK {
     if (t < kSlots) sh.scalars[t][kBin] = -1;
     if (t == 0) sh.list_size = 0;
     a.sync();
-  }
-
-  // One read of the row against a key from a sample of it. The sample's m-th
-  // largest key T (sample_rank) is expected to have (k + kPairCap) / 2 of the
-  // row's entries above it; the scan lists every entry above T (key and
-  // position pairs) and marks the entries at T in tied_bits. Then either the
-  // list holds k or more (the radix passes run over the list only), or the
-  // cut is T itself (the list, and the first entries at T). A sample that
-  // misled (the list overflowed, or fewer than k at or above T) leaves the
-  // state cleared and returns -1: the histogram's way, one read more. Returns
-  // how many entries at the final cut are taken.
-  template <class Source>
-  DSA_HD static int32_t select_by_sample(const Arch& a, Shared& sh, const Source& src, int32_t k, int64_t r,
-                                         int count, int words) {
-    const int t = a.thread();
-    int positions[kItems];
-    DSA_UNROLL
-    for (int i = 0; i < kItems; ++i) positions[i] = sample_position(i * kThreads + t, count);
-    uint32_t sample[kItems];
-    src.keys_at(r, positions, sample);
-    const uint32_t key = sample_key(a, sh, sample, sample_rank(k, count));
-    // T = 0 (fewer sample entries than the rank): every entry is listed, none is at T.
-    const uint32_t at_key = key == kNoEntryKey ? 1u : key;  // 1: no key's value
-
-    uint32_t* pair_keys = sh.stage;
-    uint32_t* pair_positions = sh.stage + kPairCap;
-    uint32_t at_count = 0;
-    // A run's entries above T (listed, their keys by `key_of`) and at it (marked).
-    auto record = [&](int p0, const Quad& q, uint32_t above_mask, uint32_t at_mask, auto&& key_of) {
-      if (!a.ballot((above_mask | at_mask) != 0u)) return;
-      if (at_mask) {
-        a.atomic_or_shared(&sh.tied_bits[p0 / 32], at_mask << (p0 % 32));
-        at_count += uint32_t(popc(at_mask));
-      }
-      if (above_mask) {
-        // One atomic a thread (few threads of a warp have entries above T); the
-        // list's order is the atomics', which the set and its order do not depend on.
-        int slot = a.atomic_add_shared(&sh.list_size, popc(above_mask));
-        DSA_UNROLL
-        for (int v = 0; v < 4; ++v) {
-          if (((above_mask >> v) & 1u) && slot < kPairCap) {
-            pair_keys[slot] = key_of(q.key[v]);
-            pair_positions[slot] = uint32_t(p0 + v);
-          }
-          slot += int((above_mask >> v) & 1u);
-        }
-      }
-    };
-    const bool by_value = Source::kValues && key != kNoEntryKey && key != 0xffffffffu;
-    if (by_value) {
-      // T is a number's key: the scan compares values, not keys (the key of every
-      // value costs more than the comparisons). A NaN is above T (!(x <= t)), both
-      // zeros equal it where T is zero; positions past the row are masked per run.
-      const float threshold = Block::value_of(key);
-      stream_row<true>(a, src, r, count, [&](int p0, const Quad& q) {
-        const int left = count - p0;
-        const uint32_t in = left >= 4 ? 0xfu : left > 0 ? (1u << left) - 1u : 0u;
-        uint32_t above_mask = 0, at_mask = 0;
-        DSA_UNROLL
-        for (int v = 0; v < 4; ++v) {
-          const float x = bits_float(q.key[v]);
-          above_mask |= uint32_t(!(x <= threshold)) << v;
-          at_mask |= uint32_t(x == threshold) << v;
-        }
-        record(p0, q, above_mask & in, at_mask & in, [](uint32_t bits) { return bits; });  // keys after the scan
-      });
-    } else {
-      stream_row(a, src, r, count, [&](int p0, const Quad& q) {
-        uint32_t above_mask = 0, at_mask = 0;
-        DSA_UNROLL
-        for (int v = 0; v < 4; ++v) {
-          above_mask |= uint32_t(q.key[v] > key) << v;
-          at_mask |= uint32_t(q.key[v] == at_key) << v;
-        }
-        record(p0, q, above_mask, at_mask, [](uint32_t k) { return k; });
-      });
-    }
-    uint32_t at_total = 0;
-    block_exclusive_scan<Arch, kThreads>(a, sh.warp_totals, at_count, at_total);  // syncs: list_size is final
-    const int listed = sh.list_size;
-    if (by_value && listed <= kPairCap) {  // the list holds values' bits: their keys, once per entry
-      for (int i = t; i < listed; i += kThreads) pair_keys[i] = order_key(bits_float(pair_keys[i]));
-      a.sync();
-    }
-    if (listed > kPairCap || int64_t(listed) + at_total < int64_t(k)) {
-      for (int w = t; w < words; w += kThreads) sh.tied_bits[w] = 0;
-      for (int b = t; b < kBins + kLanes; b += kThreads) sh.hist[b] = 0;
-      if (t == 0) sh.outcome = listed > kPairCap ? Outcome::missed_overflow : Outcome::missed_short;
-      a.sync();
-      if (t == 0) sh.list_size = 0;
-      a.sync();
-      return -1;
-    }
-    auto for_list = [&](auto&& visit) { visit_list(a, sh, false, listed, visit); };
-    if (listed <= k) {  // every listed entry is above the cut, which is T
-      for_list([&](bool in, int p, uint32_t) {
-        if (in) a.atomic_or_shared(&sh.above_bits[p / 32], 1u << (p % 32));
-      });
-      if (t == 0) sh.outcome = Outcome::sampled_at_key;
-      a.sync();
-      return k - listed;
-    }
-    for (int w = t; w < words; w += kThreads) sh.tied_bits[w] = 0;  // the cut lies above T
-    if (t == 0) sh.outcome = Outcome::sampled_above;
-    a.sync();
-    int32_t remaining = k;
-    mark_cut(a, sh, for_list, radix_cut(a, sh, for_list, remaining));
-    return remaining;
-  }
-
-  // The m-th largest of the block's sample keys (radix passes over the
-  // registers, in threshold slots 4 to 6), or 0 when fewer entries were drawn.
-  DSA_HD static uint32_t sample_key(const Arch& a, Shared& sh, const uint32_t (&sample)[kItems], int m) {
-    constexpr RadixPlan radix = plan_11_11_10();
-    RadixCut cut;
-    int32_t need = m;
-    for (int pass_index = 0; pass_index < radix.passes; ++pass_index) {
-      const RadixPass pass = radix.pass[pass_index];
-      for (int b = a.thread(); b < pass.bins(); b += kThreads) sh.hist[b] = 0;
-      a.sync();
-      DSA_UNROLL
-      for (int i = 0; i < kItems; ++i)
-        if (sample[i] != kNoEntryKey && cut.matches(sample[i])) a.atomic_add_shared(&sh.hist[pass.digit(sample[i])], 1);
-      a.sync();
-      const Found f = threshold(a, sh, 4 + pass_index, pass.bins(), need);
-      if (f.bin < 0) return kNoEntryKey;
-      need -= f.above;
-      cut = cut.refined(pass, uint32_t(f.bin));
-      if (f.count == need && pass_index + 1 < radix.passes) {  // the bin is taken whole: T is its smallest key
-        uint32_t lo = 0xffffffffu;
-        DSA_UNROLL
-        for (int i = 0; i < kItems; ++i) lo = sample[i] != kNoEntryKey && cut.matches(sample[i]) && sample[i] < lo ? sample[i] : lo;
-        warp_min_max(a, sh, lo, 0u);
-        a.sync();
-        for (int w = 0; w < kWarps; ++w) lo = sh.warp_min[w] < lo ? sh.warp_min[w] : lo;
-        a.sync();  // the next row's sample reuses warp_min
-        return lo;
-      }
-    }
-    return cut.prefix;
   }
 
   // The row's coarse histogram (pass 1), then one scan that splits the row

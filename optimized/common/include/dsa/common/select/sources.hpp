@@ -9,10 +9,11 @@
 //                     output = the position block_c * S + t
 //
 // load() fills the keys of positions [first, first + count) in BlockTopK's
-// layout (kNoEntryKey elsewhere); key() is one entry's key, keys_at() those
-// of a few entries (a sample's), all loads issued before the first key.
-// load_bits() and key_of_bits() are load() in two halves (see DenseRows);
-// kValues says whether the bits are the values' (else they are the keys).
+// layout (kNoEntryKey elsewhere); key() is one entry's key. A source of values
+// (kValues: DenseRows) also has load() in two halves, load_bits() and
+// key_of_bits(), and keys_at(), the keys of a few entries (a sample's) with
+// all loads issued before the first key; the free functions below are those
+// three for every source (a source keyed at load: its keys are the bits).
 #pragma once
 
 #include <cstdint>
@@ -111,17 +112,6 @@ struct BlockScores {
     const int64_t len = span.length(r);
     return block_key(logits + r * row_stride + span.begin(r), len, (len - 1) / block_size, c);
   }
-  // Keys straight away (a block's key is a loop over its values).
-  template <int kThreads, int kItems, class Arch>
-  DSA_HD void load_bits(const Arch& a, int64_t r, int64_t first, int64_t count, uint32_t (&bits)[kItems]) const {
-    load<kThreads, kItems>(a, r, first, count, bits);
-  }
-  DSA_HD static uint32_t key_of_bits(uint32_t key, bool) { return key; }
-  template <int n>
-  DSA_HD void keys_at(int64_t r, const int (&pos)[n], uint32_t (&keys)[n]) const {
-    DSA_UNROLL
-    for (int i = 0; i < n; ++i) keys[i] = key(r, pos[i]);
-  }
   // Block c's key in a row of len columns whose newest block is `newest`.
   DSA_HD uint32_t block_key(const float* row, int64_t len, int64_t newest, int64_t c) const {
     const int64_t lo = c * block_size, hi = min64(lo + block_size, len);
@@ -186,17 +176,6 @@ struct CandidateColumns {
       keys[i] = pos < count ? key(r, first + pos) : kNoEntryKey;
     }
   }
-  // Keys straight away (an entry's slot decides whether it is one).
-  template <int kThreads, int kItems, class Arch>
-  DSA_HD void load_bits(const Arch& a, int64_t r, int64_t first, int64_t count, uint32_t (&bits)[kItems]) const {
-    load<kThreads, kItems>(a, r, first, count, bits);
-  }
-  DSA_HD static uint32_t key_of_bits(uint32_t key, bool) { return key; }
-  template <int n>
-  DSA_HD void keys_at(int64_t r, const int (&pos)[n], uint32_t (&keys)[n]) const {
-    DSA_UNROLL
-    for (int i = 0; i < n; ++i) keys[i] = key(r, pos[i]);
-  }
   // Compact column col's key.
   DSA_HD uint32_t key(int64_t r, int64_t col) const {
     const int64_t p = position(r, col);
@@ -205,5 +184,34 @@ struct CandidateColumns {
   }
   DSA_HD int32_t payload(int64_t r, int64_t col) const { return int32_t(position(r, col)); }
 };
+
+// What RowTopK reads a source through (see the top): the values' bits then
+// their keys for a source of values, the keys straight away for the others
+// (a block's key is a loop over its values, a candidate column's slot decides
+// whether it is an entry).
+template <int kThreads, int kItems, class Source, class Arch>
+DSA_HD void load_bits(const Source& src, const Arch& a, int64_t r, int64_t first, int64_t count,
+                      uint32_t (&bits)[kItems]) {
+  if constexpr (Source::kValues)
+    src.template load_bits<kThreads, kItems>(a, r, first, count, bits);
+  else
+    src.template load<kThreads, kItems>(a, r, first, count, bits);
+}
+template <class Source>
+DSA_HD uint32_t key_of_bits(uint32_t bits, bool in) {
+  if constexpr (Source::kValues)
+    return Source::key_of_bits(bits, in);
+  else
+    return bits;
+}
+template <int n, class Source>
+DSA_HD void keys_at(const Source& src, int64_t r, const int (&pos)[n], uint32_t (&keys)[n]) {
+  if constexpr (Source::kValues) {
+    src.keys_at(r, pos, keys);
+  } else {
+    DSA_UNROLL
+    for (int i = 0; i < n; ++i) keys[i] = src.key(r, pos[i]);
+  }
+}
 
 }  // namespace dsa::common::select
