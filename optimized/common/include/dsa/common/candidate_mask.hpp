@@ -2,8 +2,8 @@
 // layer: vLLM's apply_candidate_mask (full: -inf outside [start, E_r) and in
 // every non-candidate block) and the gfx942 launch's strided variant (only the
 // non-candidate blocks of [start, E_r); the rest as it was). A block takes a
-// row at a time: the row's candidate blocks become a bitmap in shared memory,
-// then its threads sweep the row.
+// part of a row at a time: the row's candidate blocks become a bitmap in
+// shared memory, then its threads sweep the part.
 #pragma once
 
 #include <cstdint>
@@ -25,10 +25,19 @@ struct CandidateMaskRows {
   DSA_HD int64_t bitmap_words() const { return ceil_div(ceil_div(span.width, block_size), 32); }
 };
 
+// A row is swept in parts of kMaskPart columns, a (row, part) item per block at
+// a time (any grid: the blocks walk the items), so that a few long rows still
+// keep many blocks busy; each block builds its row's bitmap (one bit per
+// candidate block, from the row's slots) before it sweeps its part.
+inline constexpr int64_t kMaskPart = 8192;
+
 template <int kThreads, class Arch>
 DSA_HD void candidate_mask_block(const Arch& a, const CandidateMaskRows& p, uint32_t* bitmap) {
   const float neg_inf = bits_float(0xff800000u);
-  for (int64_t r = a.block(); r < p.span.rows; r += a.grid()) {
+  const int64_t parts = ceil_div(p.span.width, kMaskPart);
+  for (int64_t item = a.block(); item < p.span.rows * parts; item += a.grid()) {
+    const int64_t r = item / parts, first = (item % parts) * kMaskPart;
+    const int64_t last = first + kMaskPart < p.span.width ? first + kMaskPart : p.span.width;
     const int64_t start = p.span.begin(r), n = p.span.length(r), blocks = ceil_div(n, p.block_size);
     const int64_t words = ceil_div(blocks, 32);
     for (int64_t w = a.thread(); w < words; w += kThreads) bitmap[w] = 0;
@@ -39,10 +48,19 @@ DSA_HD void candidate_mask_block(const Arch& a, const CandidateMaskRows& p, uint
     }
     a.sync();
     float* row = p.logits + r * p.row_stride;
-    for (int64_t col = a.thread(); col < p.span.width; col += kThreads) {
+    // A column's block by a 32-bit division (a 64-bit one is tens of instructions a
+    // column): with the part at or past the row's start, rel = base + offset, whose
+    // block is base / S (once a part) plus (base % S + offset) / S; before it,
+    // rel < offset < kMaskPart.
+    const int64_t base = first - start;  // rel of the part's first column
+    const uint32_t block_size = uint32_t(p.block_size);
+    const uint32_t first_block = base >= 0 ? uint32_t(base / p.block_size) : 0u;
+    const uint32_t lead = base >= 0 ? uint32_t(base % p.block_size) : 0u;
+    for (int64_t col = first + a.thread(); col < last; col += kThreads) {
       const int64_t rel = col - start;
       if (rel >= 0 && rel < n) {
-        const int64_t b = rel / p.block_size;
+        const uint32_t b = base >= 0 ? first_block + (lead + uint32_t(col - first)) / block_size
+                                     : uint32_t(rel) / block_size;
         if (!((bitmap[b / 32] >> (b % 32)) & 1u)) row[col] = neg_inf;
       } else if (p.full) {
         row[col] = neg_inf;
