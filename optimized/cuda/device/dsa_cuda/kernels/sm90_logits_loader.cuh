@@ -61,35 +61,71 @@ __device__ __forceinline__ void sm90_load_units(const LogitsParams& p, const Log
     const int32_t count = walk.end - walk.begin;
     const int32_t units_per_batch = 32 / blocks_per_unit;
     const int32_t my_unit = int32_t(lane) / blocks_per_unit, my_block = int32_t(lane) % blocks_per_unit;
+    // A lane's copy is found in two steps, each a round ahead of its use, so that the lookups' latency
+    // hides behind the copies of the rounds before: with candidate blocks of 8 a round is only four
+    // units, and a chain of dependent lookups per round held the compact launch at 2.3 TB/s where the
+    // paged one (32 units a round) reads 3.8 (bench/gpu/SELECT_RESULTS.md, run 19). `locate` finds the
+    // unit's segment and issues the first lookup (the page id, the candidate block id or the first
+    // tile) two rounds ahead; `resolve` turns it into the copy's coordinates a round ahead (for a
+    // compact unit, the second lookup: its block's page id).
+    scheduler::UnitCursor cursor(p, walk.segment);
+    struct Located {
+      bool ok = false;
+      int32_t s = 0, k = 0, first = -1, len = 0;  // first: the first lookup; len: the row's L_r (compact)
+    };
+    struct Copy {
+      int32_t s = 0, pos = -1, c1 = 0, c2 = 0;  // pos < 0: nothing to copy
+    };
+    const auto locate = [&](int32_t m0) {
+      Located l;
+      const int32_t local = loader + kMathWG * (m0 + my_unit);
+      if (local >= count) return l;
+      const int32_t u = walk.begin + local;
+      cursor.seek(u);
+      l.ok = true;
+      l.s = cursor.segment;
+      l.k = u - cursor.first;
+      if constexpr (kMode == LogitsMode::paged) {
+        l.first = p.block_table[int64_t(l.s) * p.max_pages + l.k];
+      } else if constexpr (kMode == LogitsMode::compact) {
+        const int32_t slot = l.k * blocks_per_unit + my_block;
+        l.first = slot < p.slots ? p.candidates[int64_t(l.s) * p.slots + slot] : -1;
+        l.len = visible_len(p, l.s / p.next_n, l.s % p.next_n);
+      } else {
+        l.first = p.first_tile[l.s];
+      }
+      return l;
+    };
+    const auto resolve = [&](const Located& l) {
+      Copy c;
+      c.s = l.s;
+      if (!l.ok) return c;
+      if constexpr (kMode == LogitsMode::paged) {
+        c.pos = l.k * kUnit;
+        c.c2 = l.first;
+      } else if constexpr (kMode == LogitsMode::compact) {
+        const int64_t start = int64_t(l.first) * p.block;
+        if (l.first >= 0 && start < l.len) {
+          c.pos = int32_t(start);
+          c.c1 = c.pos % kUnit;
+          c.c2 = p.block_table[int64_t(l.s / p.next_n) * p.max_pages + c.pos / kUnit];
+        }
+      } else {
+        c.pos = (l.first + l.k) * kUnit;
+        c.c1 = c.pos;
+      }
+      return c;
+    };
+    const Located first = locate(0);
+    Located ahead = locate(units_per_batch);
+    Copy next = resolve(first);
     for (int32_t m0 = 0;; m0 += units_per_batch) {
       const int32_t first_local = loader + kMathWG * m0;
       if (first_local >= count) break;
-      // Resolve this lane's copy: its source coordinates and its entries' first position.
-      const int32_t local = loader + kMathWG * (m0 + my_unit);
-      int32_t c1 = 0, c2 = 0, pos = -1, s = 0;
-      if (local < count) {
-        const int32_t u = walk.begin + local;
-        s = scheduler::segment_of(p.unit_prefix, p.num_segments, u);
-        const int32_t k = u - p.unit_prefix[s];
-        if constexpr (kMode == LogitsMode::paged) {
-          pos = k * kUnit;
-          c1 = 0;
-          c2 = p.block_table[int64_t(s) * p.max_pages + k];
-        } else if constexpr (kMode == LogitsMode::compact) {
-          const int32_t b = s / p.next_n, j = s % p.next_n;
-          const int32_t slot = k * blocks_per_unit + my_block;
-          const int32_t id = slot < p.slots ? p.candidates[int64_t(s) * p.slots + slot] : -1;
-          const int64_t start = int64_t(id) * p.block;
-          if (id >= 0 && start < visible_len(p, b, j)) {
-            pos = int32_t(start);
-            c1 = pos % kUnit;
-            c2 = p.block_table[int64_t(b) * p.max_pages + pos / kUnit];
-          }
-        } else {
-          pos = (p.first_tile[s] + k) * kUnit;
-          c1 = pos;
-        }
-      }
+      const Copy cur = next;
+      next = resolve(ahead);
+      ahead = locate(m0 + 2 * units_per_batch);
+      const int32_t s = cur.s, pos = cur.pos, c1 = cur.c1, c2 = cur.c2;
       for (int32_t i = 0; i < units_per_batch; ++i) {
         const int32_t unit_local = loader + kMathWG * (m0 + i);
         if (unit_local >= count) break;

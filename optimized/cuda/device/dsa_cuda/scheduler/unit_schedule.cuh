@@ -115,14 +115,25 @@ struct SegmentWalk {
   }
 };
 
-// The segment holding global unit u (prefix[s] <= u < prefix[s + 1]), by binary search.
-__device__ __forceinline__ int32_t segment_of(const int32_t* prefix, int32_t num_segments, int32_t u) {
-  int32_t lo = 0, hi = num_segments;
-  while (hi - lo > 1) {
-    const int32_t mid = (lo + hi) / 2;
-    if (prefix[mid] <= u) lo = mid; else hi = mid;
+// The segment of a lane's units, which it visits in increasing order: a cursor that only moves
+// forward, from the segment of the block's first unit (SegmentWalk), so that finding a unit's segment
+// costs a load only where the unit starts a new segment (a binary search per unit is a chain of
+// log2(segments) dependent loads on the loader's path).
+struct UnitCursor {
+  const int32_t* prefix;
+  int32_t segment;  // prefix[segment] = first <= u < end for the last unit u located
+  int32_t first, end;
+
+  __device__ __forceinline__ UnitCursor(const LogitsParams& p, int32_t start_segment)
+      : prefix(p.unit_prefix), segment(start_segment), first(prefix[start_segment]), end(prefix[start_segment + 1]) {}
+  // Moves to the segment holding unit u (u below the last segment's end, and not below the last u).
+  __device__ __forceinline__ void seek(int32_t u) {
+    while (u >= end) {
+      ++segment;
+      first = end;
+      end = prefix[segment + 1];
+    }
   }
-  return lo;
-}
+};
 
 }  // namespace dsa::cuda::scheduler
