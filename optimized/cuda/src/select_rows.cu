@@ -56,8 +56,7 @@ void launch_candidate_mask(const common::CandidateMaskRows& p, void* stream) {
     return true;
   }();
   (void)raised;
-  const int64_t items = p.span.rows * common::ceil_div(p.span.width, common::kMaskPart);  // (row, part) items
-  candidate_mask_kernel<<<grid_of(items), kThreads, bytes, static_cast<cudaStream_t>(stream)>>>(p);
+  candidate_mask_kernel<<<grid_of(p.items()), kThreads, bytes, static_cast<cudaStream_t>(stream)>>>(p);
   DSA_CUDA_CHECK(cudaGetLastError());
 }
 

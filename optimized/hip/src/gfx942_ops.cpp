@@ -61,8 +61,7 @@ struct HipSelectBackend : common::host::DeviceBuffers<DeviceBuffer> {
   int64_t mask_bitmap_words() const { return kMaskBitmapBytes / 4; }
   void launch(const common::CandidateMaskRows& p) {
     // A block per (row, part) item (candidate_mask.hpp), as the CUDA launch.
-    rows("candidate_mask", p, p.span.rows * common::ceil_div(p.span.width, common::kMaskPart),
-         uint32_t(std::max<int64_t>(1, p.bitmap_words()) * 4));
+    rows("candidate_mask", p, p.items(), uint32_t(std::max<int64_t>(1, p.bitmap_words()) * 4));
   }
 
 private:

@@ -13,6 +13,12 @@
 
 namespace dsa::common {
 
+// A row is swept in parts of kMaskPart columns, a (row, part) item per block at
+// a time (any grid: the blocks walk the items), so that a few long rows still
+// keep many blocks busy; each block builds its row's bitmap (one bit per
+// candidate block, from the row's slots) before it sweeps its part.
+inline constexpr int64_t kMaskPart = 8192;
+
 struct CandidateMaskRows {
   float* logits = nullptr;  // [rows][width], in place
   int64_t row_stride = 0;
@@ -23,19 +29,16 @@ struct CandidateMaskRows {
   bool full = true;
   // Bitmap words a block needs: one bit per block of the widest row.
   DSA_HD int64_t bitmap_words() const { return ceil_div(ceil_div(span.width, block_size), 32); }
+  DSA_HD int64_t parts() const { return ceil_div(span.width, kMaskPart); }  // per row
+  // The (row, part) items the blocks walk: a launch sizes its grid by these.
+  DSA_HD int64_t items() const { return span.rows * parts(); }
 };
-
-// A row is swept in parts of kMaskPart columns, a (row, part) item per block at
-// a time (any grid: the blocks walk the items), so that a few long rows still
-// keep many blocks busy; each block builds its row's bitmap (one bit per
-// candidate block, from the row's slots) before it sweeps its part.
-inline constexpr int64_t kMaskPart = 8192;
 
 template <int kThreads, class Arch>
 DSA_HD void candidate_mask_block(const Arch& a, const CandidateMaskRows& p, uint32_t* bitmap) {
   const float neg_inf = bits_float(0xff800000u);
-  const int64_t parts = ceil_div(p.span.width, kMaskPart);
-  for (int64_t item = a.block(); item < p.span.rows * parts; item += a.grid()) {
+  const int64_t parts = p.parts();
+  for (int64_t item = a.block(); item < p.items(); item += a.grid()) {
     const int64_t r = item / parts, first = (item % parts) * kMaskPart;
     const int64_t last = first + kMaskPart < p.span.width ? first + kMaskPart : p.span.width;
     const int64_t start = p.span.begin(r), n = p.span.length(r), blocks = ceil_div(n, p.block_size);
