@@ -7,6 +7,7 @@
 
 #if defined(DSA_WITH_CUDA_MUTANTS)
 #include "dsa/optimized/cuda/select_ops.hpp"
+#include "dsa/optimized/implementations.hpp"
 #endif
 
 namespace dsa::fuzz::detail {
@@ -28,7 +29,10 @@ private:
 };
 
 Mutant cuda_mutant(std::string name, Bug bug, std::string what, const char* killed_by) {
-  return make_mutant(name, std::move(what), killed_by, [name, bug] { return std::make_unique<CudaTopk>(name, bug); });
+  Mutant m =
+      make_mutant(name, std::move(what), killed_by, [name, bug] { return std::make_unique<CudaTopk>(name, bug); });
+  m.runs_here = [] { return optimized::find_implementation("cuda_select").available(); };
+  return m;
 }
 
 }  // namespace

@@ -52,6 +52,11 @@ struct Mutant {
   // the mutated check and returns true when the test rejects it (killed).
   // Such a mutant's `make` gives the reference: no property run can see it.
   std::function<bool()> comparator_test;
+  // Whether its kernel can run on this machine: a CPU twin always; a GPU
+  // kernel's mutant only where that kernel's implementation is available
+  // (the table's `available`). One that cannot run here is not fuzzed here,
+  // and a table of mutants that never ran never reports them killed.
+  std::function<bool()> runs_here = [] { return true; };
 };
 
 const std::vector<Mutant>& mutant_catalog();
