@@ -7,8 +7,10 @@
 // HBM. Issue 13 asks the fused launch to beat the dense path by at least the ratio of the K cache
 // bytes it avoids reading (dense / compact = 8 at full candidate blocks). Both paths must choose
 // the same values in every row (the compact logits are the dense ones, bit for bit; a tie at the
-// cut may go to other positions): checked here, exit 3 otherwise.
-//   candidate_path_speed [--json FILE] [--reps N]
+// cut may go to other positions): checked here, exit 3 otherwise. --block-sizes times the same
+// 16384 candidate entries in blocks of 16, 32 or 64 as well (2048 / B * 8 slots), so that the
+// compact launch's bandwidth can be read against the size of its copies (1 KB a block of 8).
+//   candidate_path_speed [--json FILE] [--reps N] [--block-sizes 8,16,32,64]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -35,7 +37,7 @@ using dsa::common::select::GroupPlan;
 using dsa::cuda::Sm90Variant;
 
 constexpr int kHeads = 64, kHeadDim = 128, kContext = 131072;
-constexpr int32_t kBlock = 8, kSlots = 2048, kTopk = 512;
+constexpr int32_t kCandidateEntries = 16384, kTopk = 512;  // 2048 blocks of 8 by default
 
 std::vector<int32_t> download(const int32_t* d, size_t n) {
   std::vector<int32_t> h(n);
@@ -77,16 +79,17 @@ struct PathResult {
   SetDiff differing;
 };
 
-PathResult time_batch(int batch, int reps, const dsa::cuda::DeviceInfo& dev) {
+PathResult time_batch(int batch, int32_t block_size, int reps, const dsa::cuda::DeviceInfo& dev) {
+  const int32_t slots = kCandidateEntries / block_size;
   const dsa::bench_gpu::PagedStep paged(batch, kContext, 1, kHeads, kHeadDim, dev.l2_bytes);
   const int sets = paged.sets();
-  const int64_t rows = batch, width = kContext, compact_width = int64_t(kSlots) * kBlock;
+  const int64_t rows = batch, width = kContext, compact_width = int64_t(slots) * block_size;
   float *logits = nullptr, *compact = nullptr;
   int32_t *blocks = nullptr, *dense_out = nullptr, *fused_out = nullptr, *dense_schedule = nullptr,
           *compact_schedule = nullptr;
   CHECK(cudaMalloc(&logits, size_t(rows * width) * 4));
   CHECK(cudaMalloc(&compact, size_t(rows * compact_width) * 4));
-  CHECK(cudaMalloc(&blocks, size_t(rows) * kSlots * 4));
+  CHECK(cudaMalloc(&blocks, size_t(rows) * slots * 4));
   CHECK(cudaMalloc(&dense_out, size_t(rows) * kTopk * 4));
   CHECK(cudaMalloc(&fused_out, size_t(rows) * kTopk * 4));
   CHECK(cudaMalloc(&dense_schedule, dsa::cuda::paged_schedule_ints(paged.at_set(0)) * 4));
@@ -100,11 +103,12 @@ PathResult time_batch(int batch, int reps, const dsa::cuda::DeviceInfo& dev) {
   cudaStream_t stream;
   CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   dsa::cuda::sm90_paged_schedule(paged.at_set(0), dense_schedule, stream);
-  dsa::cuda::sm90_compact_schedule(paged.at_set(0), kSlots, kBlock, compact_schedule, stream);
+  dsa::cuda::sm90_compact_schedule(paged.at_set(0), slots, block_size, compact_schedule, stream);
   // The candidate blocks: the source layer's selection over set 0's dense logits.
   dsa::cuda::sm90_paged_logits(paged.at_set(0), Sm90Variant::standard, dense_schedule, logits, false, stream);
-  const GroupPlan select_plan = dsa::cuda::select_group_plan(rows, width / kBlock, kSlots, "candidate_select", kBlock);
-  dsa::cuda::launch_select(BlockScores{logits, width, span, kBlock}, select_plan, blocks, stream);
+  const GroupPlan select_plan =
+      dsa::cuda::select_group_plan(rows, width / block_size, slots, "candidate_select", block_size);
+  dsa::cuda::launch_select(BlockScores{logits, width, span, block_size}, select_plan, blocks, stream);
   CHECK(cudaStreamSynchronize(stream));
 
   const GroupPlan dense_plan = dsa::cuda::select_group_plan(rows, width, kTopk, "topk");
@@ -113,19 +117,19 @@ PathResult time_batch(int batch, int reps, const dsa::cuda::DeviceInfo& dev) {
     dsa::cuda::sm90_paged_logits(paged.at_set(i), Sm90Variant::standard, dense_schedule, logits, false, stream);
   };
   auto mask = [&](int) {
-    dsa::cuda::launch_candidate_mask(CandidateMaskRows{logits, width, span, blocks, kSlots, kBlock, true}, stream);
+    dsa::cuda::launch_candidate_mask(CandidateMaskRows{logits, width, span, blocks, slots, block_size, true}, stream);
   };
   auto dense_topk = [&](int) { dsa::cuda::launch_select(DenseRows{logits, width, span}, dense_plan, dense_out, stream); };
   auto compact_logits = [&](int i) {
-    dsa::cuda::sm90_compact_logits(paged.at_set(i), Sm90Variant::standard, blocks, kSlots, kBlock, compact_schedule,
+    dsa::cuda::sm90_compact_logits(paged.at_set(i), Sm90Variant::standard, blocks, slots, block_size, compact_schedule,
                                    compact, stream);
   };
   auto compact_topk = [&](int) {
-    const dsa::common::select::CandidateColumns src{compact, compact_width, span, blocks, kSlots, kBlock, true};
+    const dsa::common::select::CandidateColumns src{compact, compact_width, span, blocks, slots, block_size, true};
     dsa::cuda::launch_select(src, compact_plan, fused_out, stream);
   };
   auto fused = [&](int i) {
-    dsa::cuda::sm90_candidate_logits_top_k(paged.at_set(i), Sm90Variant::standard, blocks, kSlots, kBlock,
+    dsa::cuda::sm90_candidate_logits_top_k(paged.at_set(i), Sm90Variant::standard, blocks, slots, block_size,
                                            compact_schedule, compact, span, kTopk, fused_out, stream);
   };
   auto time = [&](auto&& launch) {
@@ -168,11 +172,24 @@ PathResult time_batch(int batch, int reps, const dsa::cuda::DeviceInfo& dev) {
 int main(int argc, char** argv) {
   std::string json;
   int reps = 30;
+  std::vector<int32_t> block_sizes = {8};
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
-    else {
-      std::fprintf(stderr, "usage: candidate_path_speed [--json FILE] [--reps N]\n");
+    else if (!std::strcmp(argv[i], "--block-sizes") && i + 1 < argc) {
+      block_sizes.clear();
+      for (const char* c = argv[++i]; *c;) {
+        char* end = nullptr;
+        const long b = std::strtol(c, &end, 10);
+        if (end == c || (b != 8 && b != 16 && b != 32 && b != 64)) {
+          std::fprintf(stderr, "candidate_path_speed: --block-sizes takes 8, 16, 32 or 64, comma-separated\n");
+          return 2;
+        }
+        block_sizes.push_back(int32_t(b));
+        c = *end == ',' ? end + 1 : end;
+      }
+    } else {
+      std::fprintf(stderr, "usage: candidate_path_speed [--json FILE] [--reps N] [--block-sizes 8,16,32,64]\n");
       return 2;
     }
   }
@@ -182,31 +199,34 @@ int main(int argc, char** argv) {
                  dev.present ? dev.name.c_str() : dev.why_absent.c_str());
     return 1;
   }
-  std::printf("consumer step, 128k context, %d blocks of %d, top %d, H %d D %d, us:\n", kSlots, kBlock, kTopk, kHeads,
-              kHeadDim);
-  std::printf("%6s %9s %7s %9s %10s | %9s %9s %9s | %7s %7s %8s %8s\n", "batch", "dense lg", "mask", "dense tk",
-              "dense path", "cmp lg", "cmp tk", "fused", "ratio", "bytes", "rows !=", "!= vals");
   std::string records;
   bool same = true;
-  for (const int batch : {8, 64}) {
-    const PathResult r = time_batch(batch, reps, dev);
-    const double bytes_ratio = r.dense_k_bytes / r.compact_k_bytes;
-    std::printf("%6d %9.1f %7.1f %9.1f %10.1f | %9.1f %9.1f %9.1f | %7.2f %7.2f %8lld %8lld\n", r.batch, r.dense_logits,
-                r.mask, r.dense_topk, r.dense_path, r.compact_logits, r.compact_topk, r.fused, r.dense_path / r.fused,
-                bytes_ratio, (long long)r.differing.rows, (long long)r.differing.beyond_ties);
-    std::fflush(stdout);
-    same = same && r.differing.beyond_ties == 0;
-    char rec[768];
-    std::snprintf(rec, sizeof rec,
-                  "%s{\"batch\": %d, \"context\": %d, \"slots\": %d, \"block_size\": %d, \"k\": %d, "
-                  "\"dense_logits_us\": %.2f, \"mask_us\": %.2f, \"dense_topk_us\": %.2f, \"dense_path_us\": %.2f, "
-                  "\"compact_logits_us\": %.2f, \"compact_topk_us\": %.2f, \"fused_us\": %.2f, "
-                  "\"dense_k_bytes\": %.0f, \"compact_k_bytes\": %.0f, \"rows_differing\": %lld, "
-                  "\"rows_differing_beyond_ties\": %lld}",
-                  records.empty() ? "" : ",\n    ", r.batch, kContext, kSlots, kBlock, kTopk, r.dense_logits, r.mask,
-                  r.dense_topk, r.dense_path, r.compact_logits, r.compact_topk, r.fused, r.dense_k_bytes,
-                  r.compact_k_bytes, (long long)r.differing.rows, (long long)r.differing.beyond_ties);
-    records += rec;
+  for (const int32_t block_size : block_sizes) {
+    const int32_t slots = kCandidateEntries / block_size;
+    std::printf("consumer step, 128k context, %d blocks of %d, top %d, H %d D %d, us:\n", slots, block_size, kTopk,
+                kHeads, kHeadDim);
+    std::printf("%6s %9s %7s %9s %10s | %9s %9s %9s | %7s %7s %8s %8s\n", "batch", "dense lg", "mask", "dense tk",
+                "dense path", "cmp lg", "cmp tk", "fused", "ratio", "bytes", "rows !=", "!= vals");
+    for (const int batch : {8, 64}) {
+      const PathResult r = time_batch(batch, block_size, reps, dev);
+      const double bytes_ratio = r.dense_k_bytes / r.compact_k_bytes;
+      std::printf("%6d %9.1f %7.1f %9.1f %10.1f | %9.1f %9.1f %9.1f | %7.2f %7.2f %8lld %8lld\n", r.batch,
+                  r.dense_logits, r.mask, r.dense_topk, r.dense_path, r.compact_logits, r.compact_topk, r.fused,
+                  r.dense_path / r.fused, bytes_ratio, (long long)r.differing.rows, (long long)r.differing.beyond_ties);
+      std::fflush(stdout);
+      same = same && r.differing.beyond_ties == 0;
+      char rec[768];
+      std::snprintf(rec, sizeof rec,
+                    "%s{\"batch\": %d, \"context\": %d, \"slots\": %d, \"block_size\": %d, \"k\": %d, "
+                    "\"dense_logits_us\": %.2f, \"mask_us\": %.2f, \"dense_topk_us\": %.2f, \"dense_path_us\": %.2f, "
+                    "\"compact_logits_us\": %.2f, \"compact_topk_us\": %.2f, \"fused_us\": %.2f, "
+                    "\"dense_k_bytes\": %.0f, \"compact_k_bytes\": %.0f, \"rows_differing\": %lld, "
+                    "\"rows_differing_beyond_ties\": %lld}",
+                    records.empty() ? "" : ",\n    ", r.batch, kContext, slots, block_size, kTopk, r.dense_logits,
+                    r.mask, r.dense_topk, r.dense_path, r.compact_logits, r.compact_topk, r.fused, r.dense_k_bytes,
+                    r.compact_k_bytes, (long long)r.differing.rows, (long long)r.differing.beyond_ties);
+      records += rec;
+    }
   }
   if (!json.empty()) {
     FILE* f = std::fopen(json.c_str(), "w");
