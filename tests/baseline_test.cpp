@@ -10,11 +10,14 @@
 #include "dsa/oracle/poison.hpp"
 #include "dsa/optimized/implementations.hpp"
 #include "golden_test_support.hpp"
+#include "wrong_selections.hpp"
 
 namespace dsa::golden_test {
 namespace {
 
 using dataset::CaseStatus;
+using test::HighestIndexFirst;
+using test::SwapsBelowTheCut;
 
 Contract every_op() {
   Contract c;
@@ -35,45 +38,6 @@ public:
   void decode_logits(const DecodeProblem& p, const Profile& profile, Logits& out) override {
     inner().decode_logits(p, profile, out);
     if (out.rows > 1) out.row(1)[5] = std::nextafter(out.row(1)[5], INFINITY);
-  }
-};
-
-// The SPEC's top-k, ties broken towards the highest index (the reference takes the lowest).
-class HighestIndexFirst : public ForwardingOps {
-public:
-  HighestIndexFirst() : ForwardingOps("highest_index_first") {}
-  void topk(const Logits& logits, const RowBounds& bounds, TopkIndices& out) override {
-    for (int64_t r = 0; r < out.rows; ++r) {
-      const int64_t start = bounds.start[size_t(r)], n = bounds.end[size_t(r)] - start;
-      std::vector<int32_t> order(static_cast<size_t>(n));
-      for (int64_t i = 0; i < n; ++i) order[size_t(i)] = int32_t(i);
-      const float* row = logits.row(r) + start;
-      std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
-        const uint32_t ka = topk_order_key(row[a]), kb = topk_order_key(row[b]);
-        return ka != kb ? ka > kb : a > b;
-      });
-      for (int32_t s = 0; s < out.k; ++s) out.row(r)[s] = s < n ? order[size_t(s)] : -1;
-    }
-  }
-};
-
-// The last chosen index of every full row swapped for one below the cut.
-class SwapsOneBelowTheCut : public ForwardingOps {
-public:
-  SwapsOneBelowTheCut() : ForwardingOps("swaps_one_below_the_cut") {}
-  void topk(const Logits& logits, const RowBounds& bounds, TopkIndices& out) override {
-    inner().topk(logits, bounds, out);
-    for (int64_t r = 0; r < out.rows; ++r) {
-      const int64_t n = bounds.end[size_t(r)] - bounds.start[size_t(r)];
-      if (n <= out.k) continue;
-      std::vector<char> chosen(size_t(n), 0);
-      for (int32_t s = 0; s < out.k; ++s) chosen[size_t(out.row(r)[s])] = 1;
-      const float* row = logits.row(r) + bounds.start[size_t(r)];
-      int32_t lowest = -1;
-      for (int64_t i = 0; i < n; ++i)
-        if (!chosen[size_t(i)] && (lowest < 0 || row[i] < row[lowest])) lowest = int32_t(i);
-      out.row(r)[out.k - 1] = lowest;
-    }
   }
 };
 
@@ -171,7 +135,7 @@ TEST(Baseline, AnotherValueChosenFails) {
   TempDir dir;
   auto reference = make_reference_ops();
   record(*reference, "exact/v32_decode", dir / "base");
-  SwapsOneBelowTheCut wrong;
+  SwapsBelowTheCut wrong;
   const dataset::BaselineCheck r = dataset::check_baseline(dir / "base", wrong, every_op());
   EXPECT_EQ(r.exit_code(), 1);
   const std::string text = r.set.report().to_text();
