@@ -75,19 +75,6 @@ __device__ __forceinline__ void sm90_load_units(const LogitsParams& p, const Log
     };
     struct Copy {
       int32_t s = 0, pos = -1, c1 = 0, c2 = 0;  // pos < 0: nothing to copy
-      float4 scales[2];                         // a compact block of 8's scales (kRegisterScales)
-    };
-    // A compact block of 8 has 32 bytes of scales: copied by the copy engine, one such copy per 1 KB
-    // of values held the launch at 2.65 TB/s where blocks of 16 and more (64-byte copies and up)
-    // read 3.1-3.3 (bench/gpu/SELECT_RESULTS.md, run 21). Its lane loads them into registers instead,
-    // a round before its copy (the page id is known by then), and stores them with the block's position.
-    const bool register_scales = kMode == LogitsMode::compact && p.block == 8;
-    const auto load_scales = [&](Copy& c) {
-      if (!register_scales || c.pos < 0) return;
-      const float4* src = reinterpret_cast<const float4*>(p.cache + int64_t(c.c2) * p.page_bytes + kUnit * kHeadDim +
-                                                          c.c1 * 4);
-      c.scales[0] = __ldg(src);
-      c.scales[1] = __ldg(src + 1);
     };
     const auto locate = [&](int32_t m0) {
       Located l;
@@ -132,7 +119,6 @@ __device__ __forceinline__ void sm90_load_units(const LogitsParams& p, const Log
     const Located first = locate(0);
     Located ahead = locate(units_per_batch);
     Copy next = resolve(first);
-    load_scales(next);
     for (int32_t m0 = 0;; m0 += units_per_batch) {
       const int32_t first_local = loader + kMathWG * m0;
       if (first_local >= count) break;
@@ -150,7 +136,7 @@ __device__ __forceinline__ void sm90_load_units(const LogitsParams& p, const Log
         const bool mine = my_unit == i;
         const bool copy = mine && pos >= 0;
         if (mine) block_pos[stage * kMaxBlocksPerUnit + my_block] = copy ? pos : -1;
-        uint32_t bytes = copy ? uint32_t(p.block * (kHeadDim + (register_scales ? 0 : 4))) : 0u;
+        uint32_t bytes = copy ? uint32_t(p.block * (kHeadDim + 4)) : 0u;
         if (copy) {
           uint8_t* tile = smem + layout.tile_offset + stage * layout.tile_bytes + my_block * p.block * kHeadDim;
           float* tile_scales = scales + stage * kUnit + my_block * p.block;
@@ -158,23 +144,16 @@ __device__ __forceinline__ void sm90_load_units(const LogitsParams& p, const Log
             ptx::tma_load_2d_hint(tile, &p.k_map, &full[stage], 0, c1, policy);
             ptx::tma_load_2d(tile_scales, &p.s_map, &full[stage], c1, 0);
           } else {
-            // The scales of a page follow its values (block-flat): one plain bulk copy of the block's,
-            // or the lane's registers (a compact block of 8), ordered before lane 0's release below.
+            // The scales of a page follow its values (block-flat): one plain bulk copy of the block's.
             ptx::tma_load_3d_hint(tile, &p.k_map, &full[stage], 0, c1, c2, policy);
-            if (register_scales) {
-              reinterpret_cast<float4*>(tile_scales)[0] = cur.scales[0];
-              reinterpret_cast<float4*>(tile_scales)[1] = cur.scales[1];
-            } else {
-              ptx::bulk_load(tile_scales, p.cache + int64_t(c2) * p.page_bytes + kUnit * kHeadDim + c1 * 4,
-                             uint32_t(p.block * 4), &full[stage]);
-            }
+            ptx::bulk_load(tile_scales, p.cache + int64_t(c2) * p.page_bytes + kUnit * kHeadDim + c1 * 4,
+                           uint32_t(p.block * 4), &full[stage]);
           }
         }
         bytes = __reduce_add_sync(0xffffffffu, bytes);
         __syncwarp();  // orders the lanes' block_pos stores before lane 0's release
         if (lane == 0) ptx::mbar_arrive_expect_tx(&full[stage], bytes);
       }
-      load_scales(next);  // its page id, looked up at the top of this round, has arrived
     }
     if (loads_q) load_q_through(kNoSegment);
   }
