@@ -50,7 +50,7 @@ B=$work/gpu-bundle
 export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export DSA_SOURCE_DIR=$root OMP_WAIT_POLICY=passive
 note "bundle: $(tr '\n' ' ' <"$B/COMMIT")"
-for bin in dsa-oracle dsa_gpu_tests logits_speed select_speed candidate_path_speed; do
+for bin in dsa-oracle dsa_gpu_tests logits_speed select_speed candidate_path_speed gather_floor; do
   if ldd "$B/$bin" | grep -q "not found"; then note "FAIL: $bin misses libraries: $(ldd "$B/$bin" | grep 'not found' | tr '\n' ' ')"; fi
 done
 "$B/dsa-oracle" --help >/dev/null 2>&1 && note "self-check: dsa-oracle runs" || note "FAIL: dsa-oracle does not run"
@@ -160,6 +160,11 @@ if [ "${SKIP_SELECT:-0}" != 1 ]; then
   timeout "${T_PATH_SPEED:-120}" "$B/candidate_path_speed" --json "$OUT/logs/candidate_path.json" 2>&1 |
     tee "$OUT/logs/candidate_path.log"
   note "candidate_path_speed: exit ${PIPESTATUS[0]} $(tail -2 "$OUT/logs/candidate_path.log" | tr '\n' ' ')"
+  # The physical floor of the compact launch's gather (random 1-8 KB chunks of a K cache).
+  if [ -x "$B/gather_floor" ]; then
+    timeout 60 "$B/gather_floor" --json "$OUT/logs/gather_floor.json" 2>&1 | tee "$OUT/logs/gather_floor.log"
+    note "gather_floor: exit ${PIPESTATUS[0]} $(tail -4 "$OUT/logs/gather_floor.log" | tr -s ' ' | tr '\n' ';')"
+  fi
   python3 "$here/select_table.py" "$OUT/logs/select.json" "$OUT/logs/select_torch.json" --md "$OUT/SELECT_RESULTS.md" \
     --path "$OUT/logs/candidate_path.json" \
     --json "$OUT/select_results.json" --meta "commit=$(head -1 "$B/COMMIT")" --meta "driver_smi=$driver" \

@@ -1,0 +1,131 @@
+// The physical floor of the compact candidate logits' gather (CUDA events; not a test): how fast
+// this GPU reads a K cache's candidate blocks, chunks of `chunk` contiguous bytes at random places,
+// when nothing else is done with them. A chunk is a candidate block's K values (block size x 128
+// bytes at D 128: 1 KB for blocks of 8, 8 KB for a whole page of 64), at a block-aligned place in
+// a page of the block-flat cache (64 entries of 132 bytes). The same 128 MiB is read at every chunk
+// size (64 rows x 16384 candidate entries of 128 bytes), from a cache of 2 GiB, over eight chunk
+// lists so that one replay's chunks are not in L2 for the next. Each warp reads whole chunks with
+// 16-byte streaming loads, every chunk's loads issued before any is used.
+//   gather_floor [--json FILE]
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "dsa/optimized/cuda/runtime.hpp"
+#include "gpu_timing.cuh"
+
+namespace {
+
+constexpr int64_t kEntryBytes = 128, kPageEntries = 64, kPageBytes = kPageEntries * (kEntryBytes + 4);
+constexpr int64_t kCacheBytes = int64_t(2) << 30, kPages = kCacheBytes / kPageBytes;
+constexpr int64_t kReadBytes = int64_t(64) * 16384 * kEntryBytes;  // 128 MiB of K values
+constexpr int kLists = 8;
+
+// One warp a chunk at a time: each lane loads its kWords 16-byte words of the chunk (a chunk of
+// 32 * kWords * 16 bytes), then folds them into its sum.
+template <int kWords>
+__global__ void __launch_bounds__(512) gather_chunks(const uint8_t* cache, const int64_t* chunk_at, int64_t chunks,
+                                                     uint4* sink) {
+  const int lane = int(threadIdx.x % 32);
+  const int64_t warps = int64_t(gridDim.x) * (blockDim.x / 32);
+  uint4 acc = make_uint4(0, 0, 0, 0);
+  for (int64_t c = blockIdx.x * int64_t(blockDim.x / 32) + threadIdx.x / 32; c < chunks; c += warps) {
+    const uint4* p = reinterpret_cast<const uint4*>(cache + chunk_at[c]);
+    uint4 v[kWords];
+#pragma unroll
+    for (int i = 0; i < kWords; ++i) v[i] = __ldcs(p + i * 32 + lane);
+#pragma unroll
+    for (int i = 0; i < kWords; ++i) acc.x ^= v[i].x, acc.y ^= v[i].y, acc.z ^= v[i].z, acc.w ^= v[i].w;
+  }
+  if ((acc.x ^ acc.y ^ acc.z ^ acc.w) == 0x9e3779b9u) sink[blockIdx.x] = acc;
+}
+
+struct Row {
+  int64_t chunk_bytes = 0;
+  float us = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string json;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--json") && i + 1 < argc) {
+      json = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: gather_floor [--json FILE]\n");
+      return 2;
+    }
+  }
+  const dsa::cuda::DeviceInfo& dev = dsa::cuda::device_info();
+  if (!dsa::cuda::sm90_available()) {
+    std::fprintf(stderr, "gather_floor: no sm_90 GPU (%s)\n", dev.present ? dev.name.c_str() : dev.why_absent.c_str());
+    return 1;
+  }
+  cudaStream_t stream;
+  CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const int blocks = dev.sm_count * 4;
+  const double read_gbs = dsa::bench_gpu::read_bandwidth_gbs(blocks, stream);
+  uint8_t* cache = nullptr;
+  uint4* sink = nullptr;
+  int64_t* chunk_at = nullptr;
+  CHECK(cudaMalloc(&cache, size_t(kPages * kPageBytes)));
+  CHECK(cudaMemset(cache, 1, size_t(kPages * kPageBytes)));
+  CHECK(cudaMalloc(&sink, size_t(blocks) * sizeof(uint4)));
+  const int64_t max_chunks = kReadBytes / 1024;
+  CHECK(cudaMalloc(&chunk_at, size_t(kLists * max_chunks) * sizeof(int64_t)));
+  std::mt19937_64 rng(20261203);
+  std::vector<Row> rows;
+  std::printf("gather floor: %lld MiB of K values in chunks at random block-aligned places of a %lld MiB cache\n",
+              (long long)(kReadBytes >> 20), (long long)(kCacheBytes >> 20));
+  std::printf("read bandwidth: %.3f TB/s (4 GiB reduction)\n", read_gbs / 1e3);
+  std::printf("%12s %8s %10s %8s %8s\n", "chunk bytes", "chunks", "us", "TB/s", "of read");
+  for (const int64_t chunk_bytes : {int64_t(1024), int64_t(2048), int64_t(4096), int64_t(8192)}) {
+    const int64_t chunks = kReadBytes / chunk_bytes, per_page = kPageEntries * kEntryBytes / chunk_bytes;
+    std::vector<int64_t> at(size_t(kLists * chunks));
+    for (int64_t& a : at) {
+      const int64_t page = int64_t(rng() % uint64_t(kPages)), slot = int64_t(rng() % uint64_t(per_page));
+      a = page * kPageBytes + slot * chunk_bytes;
+    }
+    CHECK(cudaMemcpy(chunk_at, at.data(), at.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
+    const auto launch = [&](int list, cudaStream_t st) {
+      const int64_t* list_at = chunk_at + int64_t(list) * chunks;
+      switch (chunk_bytes) {
+        case 1024: gather_chunks<2><<<blocks, 512, 0, st>>>(cache, list_at, chunks, sink); break;
+        case 2048: gather_chunks<4><<<blocks, 512, 0, st>>>(cache, list_at, chunks, sink); break;
+        case 4096: gather_chunks<8><<<blocks, 512, 0, st>>>(cache, list_at, chunks, sink); break;
+        default: gather_chunks<16><<<blocks, 512, 0, st>>>(cache, list_at, chunks, sink); break;
+      }
+      CHECK(cudaGetLastError());
+    };
+    const float us = dsa::bench_gpu::graph_median_us(launch, kLists, 20, 2, stream);
+    const double tbps = double(kReadBytes) / (double(us) * 1e-6) / 1e12;
+    std::printf("%12lld %8lld %10.1f %8.2f %7.0f%%\n", (long long)chunk_bytes, (long long)chunks, us, tbps,
+                100.0 * tbps * 1e3 / read_gbs);
+    rows.push_back({chunk_bytes, us});
+  }
+  if (!json.empty()) {
+    FILE* f = std::fopen(json.c_str(), "w");
+    if (!f) {
+      std::fprintf(stderr, "gather_floor: cannot write %s\n", json.c_str());
+      return 1;
+    }
+    std::fprintf(f, "{\"device\": \"%s\", \"read_gbs\": %.1f, \"read_bytes\": %lld, \"gather\": [", dev.name.c_str(),
+                 read_gbs, (long long)kReadBytes);
+    for (size_t i = 0; i < rows.size(); ++i)
+      std::fprintf(f, "%s{\"chunk_bytes\": %lld, \"us\": %.2f}", i ? ", " : "", (long long)rows[i].chunk_bytes,
+                   rows[i].us);
+    std::fprintf(f, "]}\n");
+    std::fclose(f);
+  }
+  CHECK(cudaFree(cache));
+  CHECK(cudaFree(sink));
+  CHECK(cudaFree(chunk_at));
+  CHECK(cudaStreamDestroy(stream));
+  return 0;
+}
