@@ -116,6 +116,12 @@ __device__ __forceinline__ void sm90_load_units(const LogitsParams& p, const Log
       }
       return c;
     };
+    // A compact block of 8 has 32 bytes of scales. As a copy-engine copy beside its 1 KB of values, a
+    // unit of such blocks took 16 copies, and the copy engine's rate held the launch at 52 us where the
+    // values alone take 43 (bench/gpu/SELECT_RESULTS.md, runs 21-24); loads into registers put their
+    // latency into the loader's rounds (run 22). Its lane copies them itself, two 16-byte asynchronous
+    // copies that complete on the stage's barrier like the copy engine's.
+    const bool lane_scales = kMode == LogitsMode::compact && p.block == 8;
     const Located first = locate(0);
     Located ahead = locate(units_per_batch);
     Copy next = resolve(first);
@@ -136,7 +142,7 @@ __device__ __forceinline__ void sm90_load_units(const LogitsParams& p, const Log
         const bool mine = my_unit == i;
         const bool copy = mine && pos >= 0;
         if (mine) block_pos[stage * kMaxBlocksPerUnit + my_block] = copy ? pos : -1;
-        uint32_t bytes = copy ? uint32_t(p.block * (kHeadDim + 4)) : 0u;
+        uint32_t bytes = copy ? uint32_t(p.block * (kHeadDim + (lane_scales ? 0 : 4))) : 0u;
         if (copy) {
           uint8_t* tile = smem + layout.tile_offset + stage * layout.tile_bytes + my_block * p.block * kHeadDim;
           float* tile_scales = scales + stage * kUnit + my_block * p.block;
@@ -144,10 +150,17 @@ __device__ __forceinline__ void sm90_load_units(const LogitsParams& p, const Log
             ptx::tma_load_2d_hint(tile, &p.k_map, &full[stage], 0, c1, policy);
             ptx::tma_load_2d(tile_scales, &p.s_map, &full[stage], c1, 0);
           } else {
-            // The scales of a page follow its values (block-flat): one plain bulk copy of the block's.
+            // The scales of a page follow its values (block-flat): one plain bulk copy of the block's,
+            // or the lane's own copies (lane_scales), whose arrival is issued before lane 0's below.
             ptx::tma_load_3d_hint(tile, &p.k_map, &full[stage], 0, c1, c2, policy);
-            ptx::bulk_load(tile_scales, p.cache + int64_t(c2) * p.page_bytes + kUnit * kHeadDim + c1 * 4,
-                           uint32_t(p.block * 4), &full[stage]);
+            const uint8_t* block_scales = p.cache + int64_t(c2) * p.page_bytes + kUnit * kHeadDim + c1 * 4;
+            if (lane_scales) {
+              ptx::cp_async_16(tile_scales, block_scales);
+              ptx::cp_async_16(tile_scales + 4, block_scales + 16);
+              ptx::cp_async_mbar_arrive(&full[stage]);
+            } else {
+              ptx::bulk_load(tile_scales, block_scales, uint32_t(p.block * 4), &full[stage]);
+            }
           }
         }
         bytes = __reduce_add_sync(0xffffffffu, bytes);
