@@ -69,7 +69,8 @@ __device__ __forceinline__ void bulk_load(void* dst, const void* src, uint32_t b
 // such copy this thread issued before it. Without .noinc the arrival is counted in the barrier's
 // pending arrivals when issued, so the phase waits for it without a larger initial count.
 __device__ __forceinline__ void cp_async_16(void* dst, const void* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(dst)), "l"(reinterpret_cast<uint64_t>(src))
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(dst)),
+               "l"(reinterpret_cast<uint64_t>(src))
                : "memory");
 }
 __device__ __forceinline__ void cp_async_mbar_arrive(uint64_t* bar) {
