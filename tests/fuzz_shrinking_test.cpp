@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "fuzz_test_support.hpp"
+#include "wrong_selections.hpp"
 
 namespace dsa::fuzz {
 namespace {
@@ -15,14 +16,7 @@ using test::PatchedReference;
 // Top-k by IEEE comparisons: NaN compares false with everything.
 struct IeeeTopk : PatchedReference {
   void topk(const Logits& l, const RowBounds& b, TopkIndices& out) override {
-    for (int64_t r = 0; r < out.rows; ++r) {
-      const int64_t start = b.start[size_t(r)], n = b.end[size_t(r)] - start;
-      std::vector<int32_t> idx(static_cast<size_t>(n));
-      for (int64_t i = 0; i < n; ++i) idx[size_t(i)] = int32_t(i);
-      const float* v = l.row(r) + start;
-      std::stable_sort(idx.begin(), idx.end(), [v](int32_t a, int32_t c) { return v[a] > v[c]; });
-      for (int32_t s = 0; s < out.k; ++s) out.row(r)[s] = s < n ? idx[size_t(s)] : -1;
-    }
+    test::sort_topk(l, b, out, [](const float* v, int32_t x, int32_t y) { return v[x] > v[y]; });
   }
 };
 
