@@ -4,7 +4,8 @@
 // reference's set, exactly the tree's output (both in position order), every
 // entry written, the same on a second run (one group walking every row).
 // RowTopK (row_topk.hpp) the same, with rows staged in shared memory and past
-// the stage, and threshold bins that fit its list or overflow it.
+// the stage, and threshold bins that fit its list or overflow it; and
+// ShortRowTopK (short_row_topk.hpp) on every way a row can go.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "dsa/oracle/poison.hpp"
 #include "dsa/rng.hpp"
 #include "dsa/common/select/row_topk.hpp"
+#include "dsa/common/select/short_row_topk.hpp"
 #include "dsa/topk.hpp"
 #include "select_emulation_support.hpp"
 #include "twins_test_support.hpp"
@@ -74,6 +76,47 @@ void check_group(const std::vector<int64_t>& lens, int64_t width, RowKind kind, 
   check_launch(lens, width, kind, k, seed, start, "group " + std::to_string(group),
                [&](const auto& src, int32_t kk, std::vector<int32_t>& out, bool persistent) {
                  run_group<S>(src, kk, group, out, persistent ? 1 : 0);
+               });
+}
+
+// ShortRowTopK on the emulator: rows of at most one tile.
+template <class S>
+using EmulatedShort = common::select::ShortRowTopK<common::arch::HostSimt<S::kLanes>, S::kThreads, S::kItems>;
+using ShortWarp32 = Shape<32, 128, 16>;  // a tile of 2048: threshold bins within the list (512) and past it
+using ShortWave64 = Shape<64, 256, 8>;
+
+// Runs ShortRowTopK over `src` on `grid` persistent blocks (0: one per row); `ways` gets each row's way.
+template <class S, class Source>
+void run_short(const Source& src, int32_t k, std::vector<int32_t>& out, int grid = 0,
+               std::vector<typename EmulatedShort<S>::Way>* ways = nullptr) {
+  using Arch = common::arch::HostSimt<S::kLanes>;
+  using Short = EmulatedShort<S>;
+  if (src.rows() == 0) return;
+  if (!ways) {
+    common::arch::host_launch<S::kLanes, typename Short::Shared>(
+        grid > 0 ? grid : int(src.rows()), S::kThreads,
+        [&](const Arch& a, typename Short::Shared& sh) { Short::run(a, sh, src, k, out.data()); });
+    return;
+  }
+  // A block per row, each row's way read from its block's shared memory.
+  ways->assign(size_t(src.rows()), Short::Way::every_entry);
+  common::arch::host_launch<S::kLanes, typename Short::Shared>(
+      int(src.rows()), S::kThreads, [&](const Arch& a, typename Short::Shared& sh) {
+        common::select::BlockTopK<Arch, S::kThreads, S::kItems>::init(a, sh.block);
+        Short::clear(a, sh);
+        a.sync();
+        int ring = 0;
+        Short::select_row(a, sh, src, a.block(), k, out.data() + a.block() * int64_t(k), ring);
+        if (a.thread() == 0) (*ways)[size_t(a.block())] = sh.way;
+      });
+}
+
+template <class S>
+void check_short(const std::vector<int64_t>& lens, int64_t width, RowKind kind, int k, uint64_t seed,
+                 int64_t start = 0) {
+  check_launch(lens, width, kind, k, seed, start, "short-row kernel",
+               [&](const auto& src, int32_t kk, std::vector<int32_t>& out, bool persistent) {
+                 run_short<S>(src, kk, out, persistent ? 1 : 0);
                });
 }
 
@@ -237,6 +280,69 @@ TEST(SelectRow, EveryRowKindAtWave64) {
     ++seed;
   }
   check_row<GroupWave64>(lens, 2100, RowKind::minus_inf_heavy, 500, seed++);
+}
+
+// Rows of 0 to one tile, every row kind; k from 1 to past the tile.
+TEST(SelectShort, EveryRowKindAtWarp32) {
+  const std::vector<int64_t> lens = {0, 1, 5, 65, 511, 1500, 2048};
+  uint64_t seed = 400;
+  for (const RowKind kind : twins_testing::kAllRowKinds) {
+    check_short<ShortWarp32>(lens, 2048, kind, 64, seed);
+    ++seed;
+  }
+  check_short<ShortWarp32>(lens, 2048, RowKind::quantized, 700, seed++);
+  check_short<ShortWarp32>(lens, 2048, RowKind::one_coarse_bin, 700, seed++);
+  check_short<ShortWarp32>(lens, 2048, RowKind::normal, 1, seed++);
+  check_short<ShortWarp32>(lens, 2048, RowKind::normal, 3000, seed++);  // k past the tile: every entry, -1 after
+  check_short<ShortWarp32>({5, 700, 2000}, 2048, RowKind::normal, 50, seed++, 37);  // rows at an offset
+}
+
+TEST(SelectShort, EveryRowKindAtWave64) {
+  const std::vector<int64_t> lens = {0, 7, 1025, 2048};
+  uint64_t seed = 500;
+  for (const RowKind kind : twins_testing::kAllRowKinds) {
+    check_short<ShortWave64>(lens, 2048, kind, 100, seed);
+    ++seed;
+  }
+  check_short<ShortWave64>(lens, 2048, RowKind::minus_inf_heavy, 500, seed++);
+}
+
+// Every way a row can go, each held to the reference: at most k entries; a
+// threshold bin taken whole (100 entries of one value above the rest, k 100);
+// a bin ranked on the list (N(0, 1)); a bin past the list (2048 equal values,
+// and 2048 distinct values in one coarse bin).
+TEST(SelectShort, EveryWayMatchesTheReference) {
+  using Short = EmulatedShort<ShortWarp32>;
+  using Way = Short::Way;
+  constexpr int64_t width = 2048;
+  const int32_t k = 100;
+  Rng rng(77);
+  std::vector<float> row(size_t(5 * width));
+  for (int64_t j = 0; j < width; ++j) {
+    row[size_t(j)] = float(rng.normal());                                    // listed
+    row[size_t(width + j)] = j % 20 == 0 && j < 2000 ? 10.0f : float(j % 7);  // the bin of 10.0 taken whole
+    row[size_t(2 * width + j)] = 3.0f;                                       // one key: passes
+    row[size_t(3 * width + j)] = 1.0f + float(j) * 1e-5f;                    // one coarse bin: passes
+    row[size_t(4 * width + j)] = float(j);                                   // 50 entries: every one
+  }
+  std::vector<int32_t> lens = {int32_t(width), int32_t(width), int32_t(width), int32_t(width), 50};
+  common::RowSpan span;
+  span.kind = common::RowSpan::Kind::per_row_2d;
+  span.rows = 5;
+  span.width = width;
+  span.seq_lens = lens.data();
+  const common::select::DenseRows src{row.data(), width, span};
+  std::vector<int32_t> out(size_t(5 * k));
+  oracle::fill_poison(std::span<int32_t>(out));
+  std::vector<Way> ways;
+  run_short<ShortWarp32>(src, k, out, 0, &ways);
+  EXPECT_EQ(ways, (std::vector<Way>{Way::listed, Way::whole_bin, Way::passes, Way::passes, Way::every_entry}));
+  for (int64_t r = 0; r < 5; ++r) {
+    std::vector<int32_t> want(static_cast<size_t>(k));
+    topk_row(row.data() + r * width, lens[size_t(r)], k, want.data());
+    std::sort(want.begin(), want.end(), [](int32_t x, int32_t y) { return (x < 0) != (y < 0) ? y < 0 : x < y; });
+    EXPECT_EQ(std::vector<int32_t>(out.begin() + r * k, out.begin() + (r + 1) * k), want) << "row " << r;
+  }
 }
 
 }  // namespace

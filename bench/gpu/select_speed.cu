@@ -28,8 +28,10 @@
 // this part times the selection only. --compact-sweep adds the compact top-k at
 // every group size; --profile-compact G only launches the compact top-k of 8
 // rows a few times (the group kernel at G blocks a row, then the row kernel),
-// for a profiler.
+// and --profile-dense ROWS:COLS the decode top-k's dispatch (k 512), for a profiler;
+// --candidates-only leaves out the decode top-k's table.
 //   select_speed [--json FILE] [--reps N] [--quick] [--compact-sweep] [--profile-compact G]
+//                [--profile-dense ROWS:COLS] [--candidates-only]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -127,8 +129,9 @@ std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cuda
   constexpr int64_t kCols = 131072;
   constexpr int32_t kBlock = 8, kSlots = 2048, kTopk = 512;
   std::string records;
-  std::printf("\ncandidates (128k, %d blocks of %d, top %d), us: %-8s %8s %8s %9s %9s %9s %9s %9s %9s %7s %4s\n", kSlots, kBlock,
-              kTopk, "rows", "select", "mask", "dense tk", "mask+tk", "cand tk", "compact", "cmp grp", "cmp row", "ratio", "row");
+  std::printf("\ncandidates (128k, %d blocks of %d, top %d), us: %-8s %8s %8s %9s %9s %9s %9s %9s %9s %9s %7s %5s %5s\n",
+              kSlots, kBlock, kTopk, "rows", "select", "mask", "dense tk", "mask+tk", "cand tk", "compact", "cmp grp",
+              "cmp row", "cmp shrt", "ratio", "kern", "same");
   for (const int64_t rows : {int64_t(8), int64_t(64)}) {
     const size_t bytes = size_t(rows * kCols) * 4;
     const int sets = std::max<int>(3, int((3 * size_t(prop.l2CacheSize) + bytes - 1) / bytes));
@@ -190,8 +193,21 @@ std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cuda
       return time_us([&](int i) { dsa::cuda::launch_select(compact_src(i), plan, o, stream); }, sets, reps, stream);
     };
     const float t_compact = time_compact(cand_plan);
-    const float t_compact_group = time_compact(GroupPlan{cand_plan.k, cand_plan.group, false});
-    const float t_compact_row = time_compact(GroupPlan{cand_plan.k, cand_plan.group, true});
+    const float t_compact_group = time_compact(GroupPlan{cand_plan.k, cand_plan.group, false, false});
+    const float t_compact_row = time_compact(GroupPlan{cand_plan.k, cand_plan.group, true, false});
+    const float t_compact_short = time_compact(GroupPlan{cand_plan.k, cand_plan.group, false, true});
+    // The three kernels write the same array (the reference's set in position order).
+    bool compact_same = true;
+    {
+      std::vector<int32_t> first;
+      for (const GroupPlan& p : {GroupPlan{kTopk, cand_plan.group, false, false}, GroupPlan{kTopk, cand_plan.group, true, false},
+                                 GroupPlan{kTopk, cand_plan.group, false, true}}) {
+        dsa::cuda::launch_select(compact_src(0), p, o, stream);
+        const std::vector<int32_t> got = download(o, size_t(rows) * kTopk);
+        if (first.empty()) first = got;
+        compact_same = compact_same && got == first;
+      }
+    }
     if (sweep) {
       // The compact top-k at each group size, by the library's instantiation (512 x 16) and by 1024 x 8.
       std::printf("  compact sweep (%lld rows):", (long long)rows);
@@ -206,21 +222,32 @@ std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cuda
       }
       const float empty = time_us([&](int) { empty_kernel<<<rows, 512, 0, stream>>>(); }, sets, reps, stream);
       std::printf("  empty launch %.1f\n", empty);
+      // The candidate selection (block scores, 8 values an entry) by the short-row kernel, which the
+      // dispatch does not send it to.
+      GroupPlan short_sel = sel_plan;
+      short_sel.short_row = true, short_sel.row_kernel = false;
+      const float t_select_short = time_us(
+          [&](int i) { dsa::cuda::launch_select(BlockScores{at(dense, i), kCols, span, kBlock}, short_sel, o, stream); },
+          sets, reps, stream);
+      std::printf("  candidate select: dispatched %.1f us, short-row kernel %.1f us\n", t_select, t_select_short);
     }
     const float dense_path = t_mask + t_dense;
-    std::printf("%*s %8lld %8.1f %8.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %7.2f %4s\n", 48, "", (long long)rows, t_select,
-                t_mask, t_dense, dense_path, t_cand, t_compact, t_compact_group, t_compact_row, dense_path / t_compact,
-                cand_plan.row_kernel ? "yes" : "no");
+    const char* compact_kernel = cand_plan.short_row ? "short" : cand_plan.row_kernel ? "row" : "group";
+    std::printf("%*s %8lld %8.1f %8.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %7.2f %5s %5s\n", 48, "", (long long)rows,
+                t_select, t_mask, t_dense, dense_path, t_cand, t_compact, t_compact_group, t_compact_row, t_compact_short,
+                dense_path / t_compact, compact_kernel, compact_same ? "yes" : "NO");
     std::fflush(stdout);
     char rec[1024];
     std::snprintf(rec, sizeof rec,
                   "%s{\"rows\": %lld, \"columns\": %lld, \"block_size\": %d, \"slots\": %d, \"k\": %d, "
                   "\"candidate_select_us\": %.2f, \"mask_us\": %.2f, \"dense_topk_us\": %.2f, \"candidate_topk_us\": %.2f, "
                   "\"compact_topk_us\": %.2f, \"compact_topk_group_kernel_us\": %.2f, \"compact_topk_row_kernel_us\": %.2f, "
+                  "\"compact_topk_short_kernel_us\": %.2f, \"compact_kernel\": \"%s\", \"compact_kernels_same_array\": %s, "
                   "\"compact_row_kernel\": %s, "
                   "\"dense_row_kernel\": %s, \"floor_dense_row_us\": %.2f, \"floor_compact_row_us\": %.2f}",
                   records.empty() ? "" : ",\n    ", (long long)rows, (long long)kCols, kBlock, kSlots, kTopk, t_select,
-                  t_mask, t_dense, t_cand, t_compact, t_compact_group, t_compact_row, cand_plan.row_kernel ? "true" : "false",
+                  t_mask, t_dense, t_cand, t_compact, t_compact_group, t_compact_row, t_compact_short, compact_kernel,
+                  compact_same ? "true" : "false", cand_plan.row_kernel ? "true" : "false",
                   dense_plan.row_kernel ? "true" : "false", double(bytes) / (bw * 1e3),
                   double(rows * kSlots * kBlock * 4) / (bw * 1e3));
     records += rec;
@@ -236,7 +263,8 @@ std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cuda
   return records;
 }
 
-// The compact top-k of 8 rows (group kernel of `group` blocks a row, then the row kernel), three launches each.
+// The compact top-k of 8 rows (group kernel of `group` blocks a row, the row kernel, the short-row kernel), three
+// launches each.
 void profile_compact(int group, cudaStream_t stream) {
   using dsa::common::select::BlockScores;
   using dsa::common::select::CandidateColumns;
@@ -261,10 +289,36 @@ void profile_compact(int group, cudaStream_t stream) {
   const GroupPlan sel_plan = dsa::cuda::select_group_plan(rows, kCols / kBlock, kSlots, "candidate_select", kBlock);
   dsa::cuda::launch_select(BlockScores{dense, kCols, span, kBlock}, sel_plan, blocks, stream);
   const CandidateColumns src{compact, int64_t(kSlots) * kBlock, span, blocks, kSlots, kBlock, true};
-  for (int i = 0; i < 3; ++i) dsa::cuda::launch_select(src, GroupPlan{kTopk, group, false}, out, stream);
-  for (int i = 0; i < 3; ++i) dsa::cuda::launch_select(src, GroupPlan{kTopk, group, true}, out, stream);
+  for (int i = 0; i < 3; ++i) dsa::cuda::launch_select(src, GroupPlan{kTopk, group, false, false}, out, stream);
+  for (int i = 0; i < 3; ++i) dsa::cuda::launch_select(src, GroupPlan{kTopk, group, true, false}, out, stream);
+  for (int i = 0; i < 3; ++i)
+    dsa::cuda::launch_select(src, GroupPlan{kTopk, group, false, true}, out, stream);
   CHECK(cudaStreamSynchronize(stream));
   for (void* p : {(void*)dense, (void*)compact, (void*)blocks, (void*)out, (void*)d_lens}) CHECK(cudaFree(p));
+}
+
+// A few plain launches of the decode top-k's dispatch (k 512, normal rows), for a profiler.
+void profile_dense(int64_t rows, int64_t cols, cudaStream_t stream) {
+  float* dense = nullptr;
+  int32_t *out = nullptr, *d_lens = nullptr;
+  constexpr int32_t kTopk = 512;
+  CHECK(cudaMalloc(&dense, size_t(rows * cols) * 4));
+  CHECK(cudaMalloc(&out, size_t(rows) * kTopk * 4));
+  const std::vector<int32_t> lens(static_cast<size_t>(rows), int32_t(cols));
+  CHECK(cudaMalloc(&d_lens, lens.size() * 4));
+  CHECK(cudaMemcpy(d_lens, lens.data(), lens.size() * 4, cudaMemcpyHostToDevice));
+  RowSpan span;
+  span.kind = RowSpan::Kind::per_row_2d;
+  span.rows = rows;
+  span.width = cols;
+  span.seq_lens = d_lens;
+  fill<<<1024, 256, 0, stream>>>(dense, rows, cols, int(Kind::normal), 77);
+  const GroupPlan plan = dsa::cuda::select_group_plan(rows, cols, kTopk, "topk");
+  std::printf("profile: %lld x %lld, k %d, group %d, row kernel %d\n", (long long)rows, (long long)cols, kTopk,
+              plan.group, int(plan.row_kernel));
+  for (int i = 0; i < 3; ++i) dsa::cuda::launch_select(DenseRows{dense, cols, span}, plan, out, stream);
+  CHECK(cudaStreamSynchronize(stream));
+  for (void* p : {(void*)dense, (void*)out, (void*)d_lens}) CHECK(cudaFree(p));
 }
 
 }  // namespace
@@ -272,16 +326,23 @@ void profile_compact(int group, cudaStream_t stream) {
 int main(int argc, char** argv) {
   std::string json;
   int reps = 30;
-  bool quick = false, sweep = false;
+  bool quick = false, sweep = false, candidates_only = false;
   int profile_group = 0;
+  long long profile_rows = 0, profile_cols = 0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--compact-sweep")) sweep = true;
+    else if (!std::strcmp(argv[i], "--candidates-only")) candidates_only = true;
     else if (!std::strcmp(argv[i], "--profile-compact") && i + 1 < argc) profile_group = std::atoi(argv[++i]);
-    else {
-      std::fprintf(stderr, "usage: select_speed [--json FILE] [--reps N] [--quick] [--compact-sweep] [--profile-compact G]\n");
+    else if (!std::strcmp(argv[i], "--profile-dense") && i + 1 < argc &&
+             std::sscanf(argv[++i], "%lld:%lld", &profile_rows, &profile_cols) == 2 && profile_rows > 0 &&
+             profile_cols > 0) {
+    } else {
+      std::fprintf(stderr,
+                   "usage: select_speed [--json FILE] [--reps N] [--quick] [--compact-sweep] [--profile-compact G]"
+                   " [--profile-dense ROWS:COLS] [--candidates-only]\n");
       return 2;
     }
   }
@@ -293,6 +354,10 @@ int main(int argc, char** argv) {
     profile_compact(profile_group, stream);
     return 0;
   }
+  if (profile_rows > 0) {
+    profile_dense(profile_rows, profile_cols, stream);
+    return 0;
+  }
   const double bw = dsa::bench_gpu::read_bandwidth_gbs(132 * 8, stream);
   std::printf("device %s, %d SMs, L2 %d MB, read bandwidth %.0f GB/s\n", prop.name, prop.multiProcessorCount,
               prop.l2CacheSize >> 20, bw);
@@ -301,6 +366,7 @@ int main(int argc, char** argv) {
   std::vector<int> ks = {512, 2048};
   std::vector<Kind> kinds = {Kind::normal, Kind::minus_inf, Kind::ties16};
   if (quick) shapes = {{64, 131072}}, ks = {2048}, kinds = {Kind::normal};
+  if (candidates_only) shapes.clear();
 
   std::string records;
   std::printf("%-11s %5s %-10s %9s %3s %4s %9s %9s %9s %9s %9s %9s %8s %8s %6s %6s %6s %6s %9s %8s %6s %6s\n", "shape", "k",

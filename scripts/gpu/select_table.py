@@ -84,22 +84,26 @@ def main():
             "Selection only (the logits kernels are in bench/gpu/RESULTS.md). `select`: the source layer's candidate "
             "selection (block scores over the dense row). Dense path: the candidate mask over the row, then top-k of "
             "the whole row. `cand tk`: the candidate top-k reading only the candidate blocks' columns of the dense row; "
-            "`compact tk`: the fused launch's top-k half, over the compact row (16384 logits), as dispatched (`row`: "
-            "the row kernel), `compact group` and `compact row`: the same by the group kernel and by the row kernel. "
+            "`compact tk`: the fused launch's top-k half, over the compact row (16384 logits), as dispatched (`kernel`: "
+            "the one it took), `compact group`, `compact row` and `compact short`: the same by the group kernel, the row "
+            "kernel and the short-row kernel (`same`: the three wrote the same array). "
             "The bytes ratio is dense row / compact "
             "row = 8.",
             "",
-            "| rows | select us | mask us | dense top-k us | mask + top-k us | cand tk us | compact tk us | row "
-            "| compact group us | compact row us | dense path / compact tk | floor dense row us | floor compact row us |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+            "| rows | select us | mask us | dense top-k us | mask + top-k us | cand tk us | compact tk us | kernel "
+            "| compact group us | compact row us | compact short us | same | dense path / compact tk | floor dense row us "
+            "| floor compact row us |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for c in cands:
             dense = c["mask_us"] + c["dense_topk_us"]
             lines.append(
                 f"| {c['rows']} | {f(c['candidate_select_us'])} | {f(c['mask_us'])} | {f(c['dense_topk_us'])} | "
                 f"{f(dense)} | {f(c['candidate_topk_us'])} | {f(c['compact_topk_us'])} | "
-                f"{'yes' if c.get('compact_row_kernel') else 'no'} | {f(c.get('compact_topk_group_kernel_us'))} | "
-                f"{f(c.get('compact_topk_row_kernel_us'))} | "
+                f"{c.get('compact_kernel', 'row' if c.get('compact_row_kernel') else 'group')} | "
+                f"{f(c.get('compact_topk_group_kernel_us'))} | {f(c.get('compact_topk_row_kernel_us'))} | "
+                f"{f(c.get('compact_topk_short_kernel_us'))} | "
+                f"{'yes' if c.get('compact_kernels_same_array', True) else 'NO'} | "
                 f"{f(dense / c['compact_topk_us'], 2)} | {f(c['floor_dense_row_us'])} | {f(c['floor_compact_row_us'])} |")
     if path:
         lines += [

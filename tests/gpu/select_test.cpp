@@ -231,6 +231,33 @@ TEST(CudaSelect, RowKernelTakesManyRowsStagedAndPastTheStage) {
     }
 }
 
+// Many rows that one block's registers hold (at most 16384 entries): the
+// short-row kernel, on every row kind, at k from 1 to past the row, rows
+// walked by a persistent grid (more rows than blocks); the dispatch's choice
+// is asserted, so this tests it.
+TEST(CudaSelect, ShortRowKernelTakesRowsOfOneTile) {
+  REQUIRE_SM90();
+  const std::vector<int64_t> cycle = {0, 1, 511, 512, 4097, 8192, 16383, 16384};
+  std::vector<int64_t> lens;
+  for (int r = 0; r < 300; ++r) lens.push_back(cycle[size_t(r) % cycle.size()]);
+  const int64_t rows = int64_t(lens.size());
+  ASSERT_TRUE(cuda::select_short_kernel(rows, 16384, 1));
+  ASSERT_FALSE(cuda::select_short_kernel(rows, 16385, 1));  // past one tile: the group kernel
+  ASSERT_FALSE(cuda::select_short_kernel(rows, 2048, 8));   // block scores read 8 values an entry
+  ASSERT_FALSE(cuda::select_short_kernel(8, 16384, 1));     // few rows: the clusters spread them over more SMs
+  auto ops = cuda::make_cuda_select_ops();
+  uint64_t seed = 90;
+  for (const RowKind kind : twins_testing::kAllRowKinds)
+    for (const int k : {1, 512, 2048, 20000}) {
+      if (kind != RowKind::normal && (k == 1 || k == 20000)) continue;
+      Rng rng(seed++);
+      const auto c = twins_testing::make_case(lens, 16384, kind, rng);
+      const TopkIndices got = twins_testing::run_topk(*ops, c.logits, c.bounds, k);
+      EXPECT_TRUE(same_sets_as_reference(got, c)) << twins_testing::to_string(kind) << ", k " << k;
+      EXPECT_EQ(twins_testing::run_topk(*ops, c.logits, c.bounds, k).indices, got.indices);
+    }
+}
+
 // 128k context, candidate blocks of 8, 2048 of them: the selection of the
 // source layer and the consumer top-k, against the reference.
 TEST(CudaSelect, CandidateSelectionAndTopkAsTheReference) {

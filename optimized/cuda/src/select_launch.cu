@@ -36,6 +36,16 @@ int32_t select_group_size(int64_t rows, int64_t widest_entries) {
   return sk::group_size<common::select::DenseRows>(rows, widest_entries);
 }
 
+static int sm_count() {
+  static const int sms = [] {
+    int device = 0, n = 0;
+    DSA_CUDA_CHECK(cudaGetDevice(&device));
+    DSA_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
+    return n;
+  }();
+  return sms;
+}
+
 // The one dispatch between the row kernel and the group kernel, the faster of
 // the two on every shape of the H200 runs (bench/gpu/SELECT_RESULTS.md, run 17):
 // a block per row for rows past 32768 entries (up to its bitmaps) once they are
@@ -47,13 +57,16 @@ int32_t select_group_size(int64_t rows, int64_t widest_entries) {
 bool select_row_kernel(int64_t rows, int64_t widest_entries, int32_t reads_per_entry) {
   if (reads_per_entry > 1 || widest_entries <= sk::kRowKernelMinEntries || widest_entries > sk::kRowMaxEntries)
     return false;
-  static const int sms = [] {
-    int device = 0, n = 0;
-    DSA_CUDA_CHECK(cudaGetDevice(&device));
-    DSA_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
-    return n;
-  }();
-  return 4 * rows >= sms;
+  return 4 * rows >= sm_count();
+}
+
+// The short-row kernel for rows that one block's registers hold (at most
+// 16384 entries, one value an entry) once they are at least a quarter of the
+// SMs' count, as the row kernel: 64 compact rows of 16384 candidate logits
+// 18.6 us against the group kernel's 20.0, 8 rows 17.6 against 17.1
+// (bench/gpu/SELECT_RESULTS.md, run 26).
+bool select_short_kernel(int64_t rows, int64_t widest_entries, int32_t reads_per_entry) {
+  return reads_per_entry == 1 && widest_entries <= sk::kShortCapacity && 4 * rows >= sm_count();
 }
 
 common::select::GroupPlan select_group_plan(int64_t rows, int64_t widest_entries, int32_t k, const char* op,
@@ -66,26 +79,33 @@ common::select::GroupPlan select_group_plan(int64_t rows, int64_t widest_entries
   if (rows * g > int64_t(INT32_MAX))
     throw Unsupported(what + ": at most 2^31 - 1 blocks, got " + std::to_string(rows) + " rows of " +
                       std::to_string(g) + " blocks");
-  return {k, g, select_row_kernel(rows, widest_entries, reads_per_entry)};
+  return {k, g, select_row_kernel(rows, widest_entries, reads_per_entry),
+          select_short_kernel(rows, widest_entries, reads_per_entry)};
 }
 
 void launch_select(const common::select::DenseRows& src, const common::select::GroupPlan& plan, int32_t* out,
                    void* stream) {
-  if (plan.row_kernel)
+  if (plan.short_row)
+    sk::launch_short(src, plan.k, out, stream);
+  else if (plan.row_kernel)
     sk::launch_row(src, plan.k, out, stream);
   else
     sk::launch_group(src, plan, out, stream);
 }
 void launch_select(const common::select::BlockScores& src, const common::select::GroupPlan& plan, int32_t* out,
                    void* stream) {
-  if (plan.row_kernel)
+  if (plan.short_row)
+    sk::launch_short(src, plan.k, out, stream);
+  else if (plan.row_kernel)
     sk::launch_row(src, plan.k, out, stream);
   else
     sk::launch_group(src, plan, out, stream);
 }
 void launch_select(const common::select::CandidateColumns& src, const common::select::GroupPlan& plan, int32_t* out,
                    void* stream) {
-  if (plan.row_kernel)
+  if (plan.short_row)
+    sk::launch_short(src, plan.k, out, stream);
+  else if (plan.row_kernel)
     sk::launch_row(src, plan.k, out, stream);
   else
     sk::launch_group(src, plan, out, stream);

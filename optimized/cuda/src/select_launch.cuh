@@ -144,4 +144,35 @@ void launch_row(const Source& src, int32_t k, int32_t* out, void* stream) {
   DSA_CUDA_CHECK(cudaGetLastError());
 }
 
+// The short-row kernel's launch: a persistent grid of at most one block per row.
+template <class Source>
+struct ShortLaunch {
+  int resident = 0;
+  static const ShortLaunch& get() {
+    static const ShortLaunch l = [] {
+      ShortLaunch s;
+      DSA_CUDA_CHECK(cudaFuncSetAttribute(short_row_topk<Source>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          int(sizeof(ShortRow::Shared))));
+      int device = 0, sms = 0, per_sm = 0;
+      DSA_CUDA_CHECK(cudaGetDevice(&device));
+      DSA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+      DSA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, short_row_topk<Source>, kShortThreads,
+                                                                   sizeof(ShortRow::Shared)));
+      s.resident = std::max(1, sms * per_sm);
+      return s;
+    }();
+    return l;
+  }
+};
+
+template <class Source>
+void launch_short(const Source& src, int32_t k, int32_t* out, void* stream) {
+  const int64_t rows = src.rows();
+  if (rows == 0) return;
+  const int grid = int(std::min<int64_t>(rows, ShortLaunch<Source>::get().resident));
+  short_row_topk<Source><<<grid, kShortThreads, sizeof(ShortRow::Shared), static_cast<cudaStream_t>(stream)>>>(
+      src, k, out);
+  DSA_CUDA_CHECK(cudaGetLastError());
+}
+
 }  // namespace dsa::cuda::select_kernels

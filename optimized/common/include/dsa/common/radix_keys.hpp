@@ -33,6 +33,23 @@ inline constexpr uint32_t kNoEntryKey = 0;
 inline constexpr uint32_t kMinusInfKey = 0x007fffffu;
 inline constexpr uint32_t kPlusInfKey = 0xff800000u;
 
+// The coarse digit of a key, 11 bits: its sign, then its exponent and 5
+// mantissa bits as fp16 has them (exponents past fp16's range clamped), so
+// it is monotone in the key: 0 for -inf and the smallest values,
+// kCoarseBins - 1 for +inf, NaN and the largest. The key's own top 11 bits
+// (sign, 8 exponent bits, 2 of mantissa) would put most of a row of N(0, 1)
+// logits in a few dozen bins; this digit spreads it over hundreds, so a
+// histogram's atomics collide less and its threshold bin holds few entries.
+// The exponent and the 5 mantissa bits are one field (bits 18 to 30), so the
+// clamp to exponents 112..143 is a min and a max of it.
+inline constexpr int kCoarseBins = 2048;
+DSA_HD inline uint32_t coarse_digit(uint32_t key) {
+  constexpr uint32_t kLow = 112u << 5, kHigh = (143u << 5) | 31u;
+  const uint32_t field = (key & 0x7fffffffu) >> 18;
+  const uint32_t magnitude = (field < kLow ? kLow : field > kHigh ? kHigh : field) - kLow;
+  return ((key >> 21) & 1024u) | magnitude;
+}
+
 // fp32 -> fp16 bits with round-to-nearest-even and overflow to infinity, as
 // CUDA's __float2half. NaN is not handled here (callers test it first).
 DSA_HD inline uint16_t float_to_half_bits(float v) {

@@ -1,12 +1,14 @@
-// The selection kernels: the shared GroupTopK (optimized/common/select) on the
-// CUDA vendor layer, one instantiation per source (what a launch ranks), and
-// TreeTopK, which the mutant build carries (its bugs are the tree's).
+// The selection kernels: the shared GroupTopK, RowTopK and ShortRowTopK
+// (optimized/common/select) on the CUDA vendor layer, one instantiation per
+// source (what a launch ranks), and TreeTopK, which the mutant build carries
+// (its bugs are the tree's).
 // 512 threads of 16 keys: a tile of 8192 entries in registers.
 #pragma once
 
 #include "dsa/common/arch/cuda.hpp"
 #include "dsa/common/select/group_topk.hpp"
 #include "dsa/common/select/row_topk.hpp"
+#include "dsa/common/select/short_row_topk.hpp"
 #include "dsa/common/select/sources.hpp"
 #include "dsa/common/select/topk_tree.hpp"
 
@@ -66,6 +68,20 @@ template <class Source>
 __global__ void __launch_bounds__(kThreads, kRowBlocksPerSm) row_topk(Source src, int32_t k, int32_t* out) {
   extern __shared__ __align__(16) unsigned char smem[];
   Row::run(common::arch::Cuda{}, *reinterpret_cast<Row::Shared*>(smem), src, k, out);
+}
+
+// The short-row kernel: a block per row of at most kShortCapacity entries
+// (a persistent grid walks the rows), 1024 threads of 16 keys (64 registers:
+// the row in registers), its 49 KB of shared memory dynamic.
+inline constexpr int kShortThreads = 1024;
+inline constexpr int kShortItems = 16;
+using ShortRow = common::select::ShortRowTopK<common::arch::Cuda, kShortThreads, kShortItems>;
+inline constexpr int kShortCapacity = ShortRow::kCapacity;
+
+template <class Source>
+__global__ void __launch_bounds__(kShortThreads, 1) short_row_topk(Source src, int32_t k, int32_t* out) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  ShortRow::run(common::arch::Cuda{}, *reinterpret_cast<ShortRow::Shared*>(smem), src, k, out);
 }
 
 }  // namespace dsa::cuda::select_kernels

@@ -41,11 +41,14 @@ namespace dsa::common::select {
 inline constexpr int kMaxGroup = 16;
 
 // A group launch: `group` consecutive blocks per row, rows * group blocks;
-// or, with `row_kernel`, RowTopK (row_topk.hpp): a block per row, no cluster.
+// or, with `row_kernel`, RowTopK (row_topk.hpp): a block per row, no cluster;
+// or, with `short_row`, ShortRowTopK (short_row_topk.hpp): a block per row
+// that one block's registers hold.
 struct GroupPlan {
   int32_t k = 0;
   int32_t group = 1;
   bool row_kernel = false;
+  bool short_row = false;
 };
 
 // Blocks per row: enough that each block's part fits its cache

@@ -110,16 +110,8 @@ struct RowTopK {
     uint32_t key[4];
   };
 
-  // The coarse digit of a key (see the top): monotone, 0 for -inf and the
-  // smallest values, kBins - 1 for +inf, NaN and the largest. The exponent
-  // and the 5 mantissa bits are one field (bits 18 to 30), so the clamp to
-  // exponents 112..143 is a min and a max of it.
-  DSA_HD static uint32_t coarse_digit(uint32_t key) {
-    constexpr uint32_t kLow = 112u << 5, kHigh = (143u << 5) | 31u;
-    const uint32_t field = (key & 0x7fffffffu) >> 18;
-    const uint32_t magnitude = (field < kLow ? kLow : field > kHigh ? kHigh : field) - kLow;
-    return ((key >> 21) & 1024u) | magnitude;
-  }
+  static_assert(kBins == kCoarseBins, "the histogram of the coarse digit");
+  DSA_HD static uint32_t coarse_digit(uint32_t key) { return common::coarse_digit(key); }
 
   // The largest key whose coarse digit is at most d (0 below every digit,
   // the largest key past them): "digit > d" is "key > digit_floor(d)" for

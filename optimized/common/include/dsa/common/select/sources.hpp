@@ -137,22 +137,25 @@ struct CandidateColumns {
 
   DSA_HD int64_t rows() const { return span.rows; }
   DSA_HD int64_t entries(int64_t) const { return int64_t(slots) * block_size; }
+  // Columns and slots fit 32 bits (the launches refuse rows past 2^31 - 1 entries): a 32-bit division.
   DSA_HD int64_t position(int64_t r, int64_t col) const {
-    const int32_t b = blocks[r * slots + col / block_size];
-    return b < 0 ? -1 : int64_t(b) * block_size + col % block_size;
+    const uint32_t c = uint32_t(col), bs = uint32_t(block_size);
+    const int32_t b = blocks[r * slots + c / bs];
+    return b < 0 ? -1 : int64_t(b) * block_size + c % bs;
   }
   template <int kThreads, int kItems, class Arch>
   DSA_HD void load(const Arch& a, int64_t r, int64_t first, int64_t count, uint32_t (&keys)[kItems]) const {
     const int64_t len = span.length(r);
     const float* row = values + r * row_stride + (compact ? 0 : span.begin(r));
     if (block_size % 4 == 0 && first % 4 == 0) {  // a run of four columns lies in one block: one lookup, one load
+      const uint32_t bs = uint32_t(block_size);
       DSA_UNROLL
       for (int run = 0; run < kItems / 4; ++run) {
         const int64_t p0 = item_position<kThreads>(a.thread(), run * 4), col = first + p0;
         uint32_t k4[4] = {kNoEntryKey, kNoEntryKey, kNoEntryKey, kNoEntryKey};
-        const int32_t b = p0 < count ? blocks[r * slots + col / block_size] : -1;
+        const int32_t b = p0 < count ? blocks[r * slots + uint32_t(col) / bs] : -1;
         if (b >= 0) {
-          const int64_t pos = int64_t(b) * block_size + col % block_size;
+          const int64_t pos = int64_t(b) * block_size + uint32_t(col) % bs;
           const float* from = row + (compact ? col : pos);
           if ((reinterpret_cast<uintptr_t>(from) & 15u) == 0 && p0 + 4 <= count && pos + 4 <= len) {
             float v[4];

@@ -1,0 +1,235 @@
+// The top-k of a short row (at most one tile: kThreads x kItems entries) by
+// one block, the row's keys in registers: the selection launches' kernel body
+// for rows that one block holds, such as the compact rows of the fused
+// candidate launch (16384 candidate logits).
+//
+// Such rows are few and short, so their launch is latency-bound: its time is
+// the number of steps one after the other (each a barrier) and the
+// instructions each key costs, since one SM holds the whole row. The other
+// bodies pay for rows they do not have here (GroupTopK's cache, bitmaps and
+// cluster exchanges; BlockTopK's three radix passes over every key and its
+// ballot ranks of every key; measured on the H200: 20-23 us for 8 rows of
+// 16384, bench/gpu/SELECT_RESULTS.md, run 26). This body takes:
+//   1. the keys into registers, each counted in a histogram of its coarse
+//      digit (radix_keys.hpp: the digit spreads N(0, 1) logits over hundreds
+//      of bins, so the threshold bin holds a few dozen entries);
+//   2. one scan of the histogram: the threshold bin, the entries above it;
+//   3. one pass over the keys: an entry above the bin is chosen (its bit set
+//      in a bitmap of the row), an entry in the bin goes to a list;
+//   4. the list's entries ranked against each other (key, then the lower
+//      position: the reference's order), the first `remaining` chosen;
+//   5. one scan of the bitmap's popcounts: an entry's output rank is the
+//      chosen entries before it in position order.
+// So the output is GroupTopK's and the tree's (the reference's set in
+// position order, the lowest positions among ties at the cut), the same on
+// every run, and no atomic decides who is chosen or where it goes. A
+// threshold bin larger than the list (rows of many equal or near-equal
+// keys) takes BlockTopK's radix passes over the registers instead, and the
+// entries at its exact cut go to a second bitmap: slower, never wrong. Every
+// output entry is written once: the chosen, then -1 (skip_decode_fill).
+#pragma once
+
+#include <cstdint>
+
+#include "dsa/common/hd.hpp"
+#include "dsa/common/radix_keys.hpp"
+#include "dsa/common/select/block_topk.hpp"
+#include "dsa/common/threshold.hpp"
+
+namespace dsa::common::select {
+
+template <class Arch, int kThreads_, int kItems_>
+struct ShortRowTopK {
+  using Block = BlockTopK<Arch, kThreads_, kItems_>;
+  using LaneMask = typename Arch::LaneMask;
+  static constexpr int kThreads = kThreads_;
+  static constexpr int kItems = kItems_;
+  static constexpr int kRuns = kItems / 4;
+  static constexpr int kCapacity = Block::kCapacity;
+  static constexpr int kBins = kCoarseBins;
+  static constexpr int kBinsPerThread = (kBins + kThreads - 1) / kThreads;
+  static constexpr int kWords = kCapacity / 32;
+  static constexpr int kWordsPerThread = (kWords + kThreads - 1) / kThreads;
+  // A threshold bin of at most this many entries is ranked by comparisons
+  // (each of its entries against all of them: list x list / threads steps).
+  static constexpr int kListCap = 512;
+  static_assert(kCapacity % 32 == 0, "whole bitmap words");
+
+  enum Scalar : int { kBin, kAbove, kCount, kScalars };
+  // The way a row went (the tests see every way taken and held to the reference).
+  enum class Way : int32_t {
+    every_entry,  // at most k entries: every one chosen
+    whole_bin,    // the threshold bin taken whole
+    listed,       // the threshold bin's entries ranked on the list
+    passes,       // a bin past the list: BlockTopK's radix passes
+  };
+  struct Shared {
+    typename Block::Shared block;  // the radix passes of a bin past the list, and the scans' warp totals
+    int32_t hist[kBins];
+    int32_t scalars[kScalars];
+    int32_t list_size;
+    uint32_t list_key[kListCap];
+    uint32_t list_pos[kListCap];
+    uint32_t above_bits[kWords];  // the row's chosen entries (with a bin past the list: those above its cut)
+    uint32_t tied_bits[kWords];   // a bin past the list: the entries at its cut (chosen or not)
+    Way way;                      // the last row's
+  };
+
+  // Clears what a row counts into and marks. Every row ends with it, after a barrier.
+  DSA_HD static void clear(const Arch& a, Shared& sh) {
+    const int t = a.thread();
+    for (int b = t; b < kBins; b += kThreads) sh.hist[b] = 0;
+    for (int w = t; w < kWords; w += kThreads) sh.above_bits[w] = 0, sh.tied_bits[w] = 0;
+    if (t == 0) sh.list_size = 0, sh.scalars[kBin] = -1;
+  }
+
+  // Rows of at most kCapacity entries (the launch's host side sends longer ones elsewhere).
+  template <class Source>
+  DSA_HD static void run(const Arch& a, Shared& sh, const Source& src, int32_t k, int32_t* out) {
+    Block::init(a, sh.block);
+    clear(a, sh);
+    a.sync();
+    int ring = 0;
+    for (int64_t r = a.block(); r < src.rows(); r += a.grid()) select_row(a, sh, src, r, k, out + r * int64_t(k), ring);
+  }
+
+  // The threshold bin of the histogram for `need` entries: every thread gets
+  // the bin (-1 if fewer entries), the entries above it, its count and the
+  // row's entries.
+  struct Found {
+    int bin = -1;
+    int32_t above = 0, count = 0, total = 0;
+  };
+  DSA_HD static Found threshold(const Arch& a, Shared& sh, int32_t need) {
+    const int hi = kBins - a.thread() * kBinsPerThread;
+    const int lo = hi - kBinsPerThread < 0 ? 0 : hi - kBinsPerThread;
+    uint32_t sum = 0;
+    DSA_UNROLL
+    for (int i = 0; i < kBinsPerThread; ++i)
+      if (lo + i < hi) sum += uint32_t(sh.hist[lo + i]);
+    uint32_t total = 0;
+    const int above = int(Block::block_exclusive_scan(a, sh.block, sum, total));
+    if (hi > lo && above < need && above + int(sum) >= need) {
+      const Threshold th = find_threshold(sh.hist + lo, hi - lo, need - above);
+      sh.scalars[kBin] = lo + th.bin;
+      sh.scalars[kAbove] = int32_t(above + int(th.above));
+      sh.scalars[kCount] = sh.hist[lo + th.bin];
+    }
+    a.sync();
+    Found f;
+    f.bin = sh.scalars[kBin];
+    f.above = sh.scalars[kAbove];
+    f.count = sh.scalars[kCount];
+    f.total = int32_t(total);
+    return f;
+  }
+
+  template <class Source>
+  DSA_HD static void select_row(const Arch& a, Shared& sh, const Source& src, int64_t r, int32_t k, int32_t* row_out,
+                                int& ring) {
+    const int t = a.thread();
+    const int n = int(src.entries(r));
+    uint32_t keys[kItems];
+    src.template load<kThreads, kItems>(a, r, 0, n, keys);
+    DSA_UNROLL
+    for (int i = 0; i < kItems; ++i) Block::add(a, sh.hist, keys[i] != kNoEntryKey, coarse_digit(keys[i]));
+    a.sync();
+    const Found f = threshold(a, sh, k);
+
+    // Every entry is chosen (bin -1 then: every digit is above it), the bin is taken whole, or its entries
+    // are ranked on the list, or (a bin past the list) by BlockTopK's passes.
+    const bool all = f.total <= k || f.bin < 0;
+    const int bin = all ? -1 : f.bin;
+    const int32_t remaining = all ? 0 : k - f.above;
+    const bool whole = !all && f.count == remaining;
+    const bool listed = !all && !whole && f.count <= kListCap;
+    if (t == 0) sh.way = all ? Way::every_entry : whole ? Way::whole_bin : listed ? Way::listed : Way::passes;
+    DSA_UNROLL
+    for (int j = 0; j < kRuns; ++j) {
+      const int p0 = int(Block::position(t, 4 * j));
+      uint32_t chosen = 0;
+      DSA_UNROLL
+      for (int v = 0; v < 4; ++v) {
+        const uint32_t key = keys[4 * j + v];
+        const int d = int(coarse_digit(key));
+        const bool in = key != kNoEntryKey;
+        chosen |= uint32_t(in && (d > bin || (whole && d == bin))) << v;
+        const bool at = listed && in && d == bin;
+        const LaneMask m = a.ballot(at);
+        if (m) {  // warp-uniform: the few runs that hold entries of the bin
+          int slot = 0;
+          if (Block::lane(a) == 0) slot = a.atomic_add_shared(&sh.list_size, popc(m));
+          slot = a.shfl(slot, 0) + popc(m & Block::lanes_below(a));
+          if (at) sh.list_key[slot] = key, sh.list_pos[slot] = uint32_t(p0 + v);
+        }
+      }
+      // A run's four positions lie in one word (p0 is a multiple of four).
+      if (chosen) a.atomic_or_shared(&sh.above_bits[p0 / 32], chosen << (p0 % 32));
+    }
+    a.sync();
+
+    int32_t ties = 0;  // a bin past the list: the entries at its cut that are chosen, in position order
+    if (listed) {
+      // The list's entry i is chosen when fewer than `remaining` of the list come before it (a larger
+      // key, or the same key at a lower position): the list holds every entry of the bin.
+      const int list_n = sh.list_size;
+      for (int i = t; i < list_n; i += kThreads) {
+        const uint32_t key = sh.list_key[i], pos = sh.list_pos[i];
+        int before = 0;
+        for (int q = 0; q < list_n; ++q) {
+          const uint32_t kq = sh.list_key[q];
+          before += int(kq > key || (kq == key && sh.list_pos[q] < pos));
+        }
+        if (before < remaining) a.atomic_or_shared(&sh.above_bits[pos / 32], 1u << (pos % 32));
+      }
+      a.sync();
+    } else if (!all && !whole) {
+      const Cut c = Block::find_cut(a, sh.block, keys, k, f.total, ring);
+      DSA_UNROLL
+      for (int i = 0; i < kItems; ++i) {
+        const int p = int(Block::position(t, i));
+        if (c.cut.above(keys[i])) a.atomic_or_shared(&sh.above_bits[p / 32], 1u << (p % 32));
+        if (Block::at_cut(c, keys[i])) a.atomic_or_shared(&sh.tied_bits[p / 32], 1u << (p % 32));
+      }
+      ties = c.need;
+      a.sync();
+    }
+
+    // Each thread's run of words: its counts (above in the high half, tied in the low), their prefix over
+    // the block; an entry's rank is the chosen entries before it in position order.
+    const int w0 = t * kWordsPerThread;
+    uint32_t counts = 0;
+    DSA_UNROLL
+    for (int q = 0; q < kWordsPerThread; ++q)
+      if (w0 + q < kWords) counts += (uint32_t(popc(sh.above_bits[w0 + q])) << 16) + uint32_t(popc(sh.tied_bits[w0 + q]));
+    uint32_t total = 0;
+    const uint32_t prefix = Block::block_exclusive_scan(a, sh.block, counts, total);
+    const int32_t tied_total = int32_t(total & 0xffffu);
+    const int32_t need = ties < tied_total ? ties : tied_total;
+    int32_t above_rank = int32_t(prefix >> 16), tie_rank = int32_t(prefix & 0xffffu);
+    DSA_UNROLL
+    for (int q = 0; q < kWordsPerThread; ++q) {
+      if (w0 + q >= kWords) break;
+      const uint32_t up = sh.above_bits[w0 + q], tied = sh.tied_bits[w0 + q];
+      for (uint32_t m = up | tied; m != 0; m &= m - 1) {
+        const uint32_t bit = m & (~m + 1u);
+        const int32_t ar = above_rank + popc(up & (bit - 1u)), tr = tie_rank + popc(tied & (bit - 1u));
+        int32_t rank = -1;
+        if (up & bit)
+          rank = ar + (tr < need ? tr : need);
+        else if (tr < need)
+          rank = ar + tr;
+        if (rank >= 0 && rank < k) row_out[rank] = src.payload(r, int64_t(w0 + q) * 32 + popc(bit - 1u));
+      }
+      above_rank += popc(up);
+      tie_rank += popc(tied);
+    }
+    const int32_t chosen = int32_t(total >> 16) + need;
+    for (int32_t i = chosen + t; i < k; i += kThreads) row_out[i] = -1;
+    a.sync();  // the bitmaps and the list are read before the next row clears them
+    clear(a, sh);
+    a.sync();
+  }
+};
+
+}  // namespace dsa::common::select
