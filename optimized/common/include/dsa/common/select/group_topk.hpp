@@ -34,6 +34,7 @@
 #include "dsa/common/hd.hpp"
 #include "dsa/common/radix_keys.hpp"
 #include "dsa/common/radix_plan.hpp"
+#include "dsa/common/select/bitmap_ranks.hpp"
 #include "dsa/common/select/block_topk.hpp"
 
 namespace dsa::common::select {
@@ -366,26 +367,11 @@ struct GroupTopK {
     const int32_t ties = listed ? remaining : 0;
     const Share s = share_out(a, sh, int32_t(total >> 16), int32_t(total & 0xffffu), ties);
     const int32_t need = s.need;
-    int32_t above_rank = int32_t(prefix >> 16), tie_rank = int32_t(prefix & 0xffffu);
-    DSA_UNROLL
-    for (int q = 0; q < kPer; ++q) {
-      if (w0 + q >= words) break;
-      const uint32_t up = sh.above_bits[w0 + q], tied = sh.tied_bits[w0 + q];
-      for (uint32_t m = up | tied; m != 0; m &= m - 1) {
-        const uint32_t bit = m & (~m + 1u);
-        const int b = popc(bit - 1u);
-        const int32_t ar = above_rank + popc(up & (bit - 1u)), tr = tie_rank + popc(tied & (bit - 1u));
-        int32_t rank = -1;
-        if (up & bit)
-          rank = ar + (tr < need ? tr : need);
-        else if (tr < need)
-          rank = ar + tr;
-        if (rank >= 0 && s.offset + rank < k)
-          row_out[s.offset + rank] = src.payload(r, lo + int64_t(w0 + q) * 32 + b);
-      }
-      above_rank += popc(up);
-      tie_rank += popc(tied);
-    }
+    const int own = w0 < words ? (words - w0 < kPer ? words - w0 : kPer) : 0;
+    emit_bitmap_ranks(sh.above_bits, sh.tied_bits, w0, own, int32_t(prefix >> 16), int32_t(prefix & 0xffffu), need,
+                      [&](int32_t rank, int64_t p) {
+                        if (s.offset + rank < k) row_out[s.offset + rank] = src.payload(r, lo + p);
+                      });
     fill_tail(a, s.chosen, k, row_out);
     a.sync();  // the next row's first pass rewrites the histograms and the bitmaps
   }

@@ -56,6 +56,7 @@
 #include "dsa/common/hd.hpp"
 #include "dsa/common/radix_keys.hpp"
 #include "dsa/common/radix_plan.hpp"
+#include "dsa/common/select/bitmap_ranks.hpp"
 #include "dsa/common/select/block_scan.hpp"
 #include "dsa/common/select/block_topk.hpp"
 #include "dsa/common/select/row_sample.hpp"
@@ -439,26 +440,14 @@ struct RowTopK {
       ties_here += uint32_t(popc(sh.tied_bits[w0 + q]));
     }
     uint32_t above_total = 0, tied_total = 0;
-    int32_t above_rank = int32_t(block_exclusive_scan<Arch, kThreads>(a, sh.warp_totals, ups, above_total));
+    const int32_t above_rank = int32_t(block_exclusive_scan<Arch, kThreads>(a, sh.warp_totals, ups, above_total));
     a.sync();
-    int32_t tie_rank = int32_t(block_exclusive_scan<Arch, kThreads>(a, sh.warp_totals, ties_here, tied_total));
+    const int32_t tie_rank = int32_t(block_exclusive_scan<Arch, kThreads>(a, sh.warp_totals, ties_here, tied_total));
     const int32_t need = ties < int32_t(tied_total) ? ties : int32_t(tied_total);
-    for (int q = 0; q < per && w0 + q < words; ++q) {
-      const uint32_t up = sh.above_bits[w0 + q], tied = sh.tied_bits[w0 + q];
-      for (uint32_t m = up | tied; m != 0; m &= m - 1) {
-        const uint32_t bit = m & (~m + 1u);
-        const int b = popc(bit - 1u);
-        const int32_t ar = above_rank + popc(up & (bit - 1u)), tr = tie_rank + popc(tied & (bit - 1u));
-        int32_t rank = -1;
-        if (up & bit)
-          rank = ar + (tr < need ? tr : need);
-        else if (tr < need)
-          rank = ar + tr;
-        if (rank >= 0 && rank < k) row_out[rank] = src.payload(r, int64_t(w0 + q) * 32 + b);
-      }
-      above_rank += popc(up);
-      tie_rank += popc(tied);
-    }
+    const int own = w0 < words ? (words - w0 < per ? words - w0 : per) : 0;
+    emit_bitmap_ranks(sh.above_bits, sh.tied_bits, w0, own, above_rank, tie_rank, need, [&](int32_t rank, int64_t p) {
+      if (rank < k) row_out[rank] = src.payload(r, p);
+    });
     const int64_t chosen = int64_t(above_total) + (need > 0 ? need : 0);
     for (int64_t i = chosen + t; i < k; i += kThreads) row_out[i] = -1;
     a.sync();  // the next row rewrites the histogram, the bitmaps and the stage

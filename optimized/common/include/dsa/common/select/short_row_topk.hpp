@@ -33,6 +33,7 @@
 
 #include "dsa/common/hd.hpp"
 #include "dsa/common/radix_keys.hpp"
+#include "dsa/common/select/bitmap_ranks.hpp"
 #include "dsa/common/select/block_topk.hpp"
 #include "dsa/common/threshold.hpp"
 
@@ -206,24 +207,11 @@ struct ShortRowTopK {
     const uint32_t prefix = Block::block_exclusive_scan(a, sh.block, counts, total);
     const int32_t tied_total = int32_t(total & 0xffffu);
     const int32_t need = ties < tied_total ? ties : tied_total;
-    int32_t above_rank = int32_t(prefix >> 16), tie_rank = int32_t(prefix & 0xffffu);
-    DSA_UNROLL
-    for (int q = 0; q < kWordsPerThread; ++q) {
-      if (w0 + q >= kWords) break;
-      const uint32_t up = sh.above_bits[w0 + q], tied = sh.tied_bits[w0 + q];
-      for (uint32_t m = up | tied; m != 0; m &= m - 1) {
-        const uint32_t bit = m & (~m + 1u);
-        const int32_t ar = above_rank + popc(up & (bit - 1u)), tr = tie_rank + popc(tied & (bit - 1u));
-        int32_t rank = -1;
-        if (up & bit)
-          rank = ar + (tr < need ? tr : need);
-        else if (tr < need)
-          rank = ar + tr;
-        if (rank >= 0 && rank < k) row_out[rank] = src.payload(r, int64_t(w0 + q) * 32 + popc(bit - 1u));
-      }
-      above_rank += popc(up);
-      tie_rank += popc(tied);
-    }
+    const int own = w0 < kWords ? (kWords - w0 < kWordsPerThread ? kWords - w0 : kWordsPerThread) : 0;
+    emit_bitmap_ranks(sh.above_bits, sh.tied_bits, w0, own, int32_t(prefix >> 16), int32_t(prefix & 0xffffu), need,
+                      [&](int32_t rank, int64_t p) {
+                        if (rank < k) row_out[rank] = src.payload(r, p);
+                      });
     const int32_t chosen = int32_t(total >> 16) + need;
     for (int32_t i = chosen + t; i < k; i += kThreads) row_out[i] = -1;
     a.sync();  // the bitmaps and the list are read before the next row clears them
