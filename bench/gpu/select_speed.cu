@@ -314,8 +314,8 @@ void profile_dense(int64_t rows, int64_t cols, cudaStream_t stream) {
   span.seq_lens = d_lens;
   fill<<<1024, 256, 0, stream>>>(dense, rows, cols, int(Kind::normal), 77);
   const GroupPlan plan = dsa::cuda::select_group_plan(rows, cols, kTopk, "topk");
-  std::printf("profile: %lld x %lld, k %d, group %d, row kernel %d\n", (long long)rows, (long long)cols, kTopk,
-              plan.group, int(plan.row_kernel));
+  std::printf("profile: %lld x %lld, k %d, group %d, row kernel %d, short-row kernel %d\n", (long long)rows,
+              (long long)cols, kTopk, plan.group, int(plan.row_kernel), int(plan.short_row));
   for (int i = 0; i < 3; ++i) dsa::cuda::launch_select(DenseRows{dense, cols, span}, plan, out, stream);
   CHECK(cudaStreamSynchronize(stream));
   for (void* p : {(void*)dense, (void*)out, (void*)d_lens}) CHECK(cudaFree(p));
