@@ -112,19 +112,24 @@ def main():
             "",
             "candidate_path_speed, H 64, D 128, one query row per request. Dense path: the dense paged logits "
             "(dsa_sm90), the candidate mask over the row, the top-k of the whole row (as cuda_select dispatches it). "
-            "Fused: `sm90_candidate_logits_top_k`, the compact candidate logits and their top-k (two kernels on one "
-            "stream); each part also timed alone. Bytes ratio: the K cache bytes the dense logits read over those "
+            "Fused: `sm90_candidate_logits_top_k`, the compact candidate logits and their top-k (one launch where "
+            "`launches` says 1, its blocks ranking the rows they complete); `2 kernels`: the same work as the compact "
+            "logits kernel and the selection's kernel, with `= 2 kernels` whether the fused launch wrote exactly "
+            "their array; each part also timed alone. Bytes ratio: the K cache bytes the dense logits read over those "
             "the compact logits read. `rows !=`: rows whose sets differ between the paths; `!= values`: of those, "
             "rows whose chosen values differ (must be 0; a tie at the cut may go to other positions).",
             "",
             "| batch | dense logits us | mask us | dense top-k us | dense path us | compact logits us | compact top-k us "
-            "| fused us | dense path / fused | bytes ratio | rows != | != values |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|",
+            "| 2 kernels us | fused us | launches | = 2 kernels | dense path / fused | bytes ratio | rows != | != values |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for c in path:
             lines.append(
                 f"| {c['batch']} | {f(c['dense_logits_us'])} | {f(c['mask_us'])} | {f(c['dense_topk_us'])} | "
-                f"{f(c['dense_path_us'])} | {f(c['compact_logits_us'])} | {f(c['compact_topk_us'])} | {f(c['fused_us'])} | "
+                f"{f(c['dense_path_us'])} | {f(c['compact_logits_us'])} | {f(c['compact_topk_us'])} | "
+                f"{f(c.get('two_kernels_us'))} | {f(c['fused_us'])} | "
+                f"{'1' if c.get('fused_one_launch') else '2'} | "
+                f"{'yes' if c.get('fused_is_two_kernels_array', True) else 'NO'} | "
                 f"{f(c['dense_path_us'] / c['fused_us'], 2)} | {f(c['dense_k_bytes'] / c['compact_k_bytes'], 2)} | "
                 f"{c['rows_differing']} | {c['rows_differing_beyond_ties']} |")
     for extra in ours.get("notes", []):

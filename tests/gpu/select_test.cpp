@@ -24,19 +24,13 @@
 #include "dsa/oracle/selection_check.hpp"
 #include "dsa/rng.hpp"
 #include "dsa/topk.hpp"
+#include "gpu/gpu_test_support.hpp"
 #include "twins_test_support.hpp"
 
 namespace dsa {
 namespace {
 
 using twins_testing::RowKind;
-
-#define REQUIRE_SM90()                                                                                  \
-  do {                                                                                                  \
-    if (!cuda::sm90_available())                                                                        \
-      GTEST_SKIP() << "no sm_90 GPU: "                                                                  \
-                   << (cuda::device_info().present ? cuda::device_info().name : cuda::device_info().why_absent); \
-  } while (0)
 
 std::vector<int32_t> sorted_row(const int32_t* row, int k) {
   std::vector<int32_t> v(row, row + k);

@@ -22,18 +22,12 @@
 #include "dsa/oracle/rows.hpp"
 #include "dsa/profile.hpp"
 #include "dsa/synthetic.hpp"
+#include "gpu/gpu_test_support.hpp"
 
 namespace dsa {
 namespace {
 
 using cuda::Sm90Variant;
-
-#define REQUIRE_SM90()                                                                             \
-  do {                                                                                             \
-    if (!cuda::sm90_available())                                                                   \
-      GTEST_SKIP() << "no sm_90 GPU: " << (cuda::device_info().present ? cuda::device_info().name \
-                                                                      : cuda::device_info().why_absent); \
-  } while (0)
 
 struct Shape {
   int32_t heads, head_dim, next_n;

@@ -59,10 +59,21 @@ inline int32_t ring_stages(const DeviceInfo& d, int32_t heads, int32_t head_dim,
 // Persistent blocks of a launch: one per SM, or fewer under set_sm90_grid_limit (tests).
 int32_t grid_blocks(const DeviceInfo& d);
 
+// The decode launches' checks and parameters (sm90_paged_logits.cu): a step the kernels take, candidate
+// blocks they take, the parameters of a step with group_rows query rows per segment and copies of
+// `block` entries, and those of the compact kernel over `candidates` into `out`.
+void check_step(const DeviceDecodeStep& s);
+void check_candidates(int32_t slots, int32_t candidate_block_size);
+LogitsParams decode_params(const DeviceDecodeStep& s, int32_t group_rows, int32_t block);
+LogitsParams compact_params(const DeviceDecodeStep& step, const int32_t* candidates, int32_t slots,
+                            int32_t candidate_block_size, const int32_t* schedule, float* out);
+
 // p.stages: the ring for this kernel's pipelines.
-template <int kHeads, int kHeadDim, bool kAccurate, LogitsMode kMode, bool kRowPairs, int kMathWG, int kStepBuffers>
+template <int kHeads, int kHeadDim, bool kAccurate, LogitsMode kMode, bool kRowPairs, int kMathWG, int kStepBuffers,
+          bool kRankRows = false>
 void run_kernel(LogitsParams p, const DeviceInfo& d, cudaStream_t stream) {
-  const auto kernel = kernels::sm90_logits_kernel<kHeads, kHeadDim, kAccurate, kMode, kRowPairs, kMathWG, kStepBuffers>;
+  const auto kernel =
+      kernels::sm90_logits_kernel<kHeads, kHeadDim, kAccurate, kMode, kRowPairs, kMathWG, kStepBuffers, kRankRows>;
   if constexpr (kMathWG == 4) {
     // setmaxnreg redistributes the block's launch registers: with fewer the kernel would hang.
     cudaFuncAttributes a{};
@@ -72,7 +83,10 @@ void run_kernel(LogitsParams p, const DeviceInfo& d, cudaStream_t stream) {
              "split needs " + std::to_string(kernels::kWideLaunchRegisters));
   }
   p.stages = ring_stages(d, kHeads, kHeadDim, p.group_rows, kMathWG);
-  const uint32_t smem = kernels::LogitsSmem(kHeads, kHeadDim, p.group_rows, p.stages).total;
+  const kernels::LogitsSmem layout(kHeads, kHeadDim, p.group_rows, p.stages);
+  if (kRankRows && layout.stages * layout.tile_bytes < sizeof(epilogue::RankSmem))
+    refuse("the ring of " + std::to_string(layout.stages) + " stages is too small for the ranking's shared memory");
+  const uint32_t smem = layout.total;
   DSA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   kernel<<<grid_blocks(d), kernels::logits_threads(kMathWG), smem, stream>>>(p);
   DSA_CUDA_CHECK(cudaGetLastError());
@@ -89,26 +103,28 @@ inline int experiment() {
   return e;
 }
 #endif
-template <int kHeads, int kHeadDim, bool kAccurate, LogitsMode kMode, bool kRowPairs>
+template <int kHeads, int kHeadDim, bool kAccurate, LogitsMode kMode, bool kRowPairs, bool kRankRows = false>
 void launch_kernel(const LogitsParams& p, const DeviceInfo& d, cudaStream_t stream) {
   constexpr int kMathWG = math_warpgroups(kAccurate, kRowPairs);
   // The accurate variant's promotion with one step buffer: the sum and the buffer fit in 104 registers.
   constexpr int kStepBuffers = kAccurate ? 1 : 2;
 #ifdef DSA_SM90_EXPERIMENT
-  if constexpr (kHeads == 64 && kHeadDim == 128 && kMode == LogitsMode::paged && kMathWG == 4) {
+  if constexpr (kHeads == 64 && kHeadDim == 128 && kMode == LogitsMode::paged && kMathWG == 4 && !kRankRows) {
     if (experiment() == 1) return run_kernel<kHeads, kHeadDim, kAccurate, kMode, kRowPairs, 3, 2>(p, d, stream);
   }
 #endif
-  run_kernel<kHeads, kHeadDim, kAccurate, kMode, kRowPairs, kMathWG, kStepBuffers>(p, d, stream);
+  run_kernel<kHeads, kHeadDim, kAccurate, kMode, kRowPairs, kMathWG, kStepBuffers, kRankRows>(p, d, stream);
 }
 
 // The instantiations each mode uses: the standard variant chains two rows per wgmma (N = 2H) where a
 // segment has several rows (decode with next_n >= 2, prefill groups), else two units per step.
-template <int kHeads, int kHeadDim, LogitsMode kMode>
+// kRankRows: the compact kernel of the fused candidate launch.
+template <int kHeads, int kHeadDim, LogitsMode kMode, bool kRankRows = false>
 void launch_variant(const LogitsParams& p, bool accurate, const DeviceInfo& d, cudaStream_t stream) {
-  if (accurate) return launch_kernel<kHeads, kHeadDim, true, kMode, false>(p, d, stream);
+  static_assert(!kRankRows || kMode == LogitsMode::compact, "only compact rows are ranked in the launch");
+  if (accurate) return launch_kernel<kHeads, kHeadDim, true, kMode, false, kRankRows>(p, d, stream);
   if constexpr (kMode == LogitsMode::compact) {
-    launch_kernel<kHeads, kHeadDim, false, kMode, false>(p, d, stream);
+    launch_kernel<kHeads, kHeadDim, false, kMode, false, kRankRows>(p, d, stream);
   } else if constexpr (kMode == LogitsMode::prefill) {
     launch_kernel<kHeads, kHeadDim, false, kMode, true>(p, d, stream);
   } else if (p.next_n >= 2) {
@@ -118,14 +134,14 @@ void launch_variant(const LogitsParams& p, bool accurate, const DeviceInfo& d, c
   }
 }
 
-template <LogitsMode kMode>
+template <LogitsMode kMode, bool kRankRows = false>
 void dispatch(const LogitsParams& p, int32_t heads, int32_t head_dim, Sm90Variant variant, const DeviceInfo& d,
               cudaStream_t stream) {
   const bool a = variant == Sm90Variant::accurate;
-  if (heads == 64 && head_dim == 128) launch_variant<64, 128, kMode>(p, a, d, stream);
-  else if (heads == 64) launch_variant<64, 64, kMode>(p, a, d, stream);
-  else if (head_dim == 128) launch_variant<32, 128, kMode>(p, a, d, stream);
-  else launch_variant<32, 64, kMode>(p, a, d, stream);
+  if (heads == 64 && head_dim == 128) launch_variant<64, 128, kMode, kRankRows>(p, a, d, stream);
+  else if (heads == 64) launch_variant<64, 64, kMode, kRankRows>(p, a, d, stream);
+  else if (head_dim == 128) launch_variant<32, 128, kMode, kRankRows>(p, a, d, stream);
+  else launch_variant<32, 64, kMode, kRankRows>(p, a, d, stream);
 }
 
 template <LogitsMode kMode>

@@ -56,7 +56,7 @@ public:
     compact.download(std::span<float>(out.values));
   }
 
-  // The compact logits and their top k (sm90_candidate_logits_top_k: two kernels on one stream).
+  // The compact logits and their top k (sm90_candidate_logits_top_k: one launch where it takes the step).
   void candidate_logits_top_k(const DecodeProblem& problem, const Profile& profile, const CandidateBlocks& candidates,
                               Logits& compact_out, TopkIndices& out) override {
     check_decode(problem, profile, "candidate_logits_top_k");

@@ -6,33 +6,27 @@
 #include "tensor_map.hpp"
 
 namespace dsa::cuda {
-namespace {
-
-using kernels::LogitsMode;
-using kernels::LogitsParams;
-using launch::refuse;
-
-// -inf at [L_r, W) of every row (DeepGEMM's clean_logits): one block per row.
-__global__ void __launch_bounds__(256) fill_past_lengths(LogitsParams p, int64_t width) {
-  const int32_t row = int32_t(blockIdx.x);
-  const int32_t len = kernels::visible_len(p, row / p.next_n, row % p.next_n);
-  float* out = p.out + int64_t(row) * width;
-  for (int64_t n = len + threadIdx.x; n < width; n += blockDim.x) out[n] = -INFINITY;
-}
+namespace launch {
 
 void check_step(const DeviceDecodeStep& s) {
-  launch::require_shape(s.heads, s.head_dim);
+  require_shape(s.heads, s.head_dim);
   if (s.block_size != 64) refuse("takes pages of 64 entries, got " + std::to_string(s.block_size));
   if (s.next_n < 1 || s.next_n * s.heads > 256)
     refuse("takes next_n * H <= 256 (one copy of a request's Q), got next_n " + std::to_string(s.next_n));
   if (s.batch < 1) refuse("needs at least one request");
   if (s.compress_ratio < 1) refuse("compress_ratio must be at least 1");
-  launch::require_aligned(s.q, "q");
-  launch::require_aligned(s.weights, "weights");
-  launch::require_aligned(s.cache, "the K cache");
+  require_aligned(s.q, "q");
+  require_aligned(s.weights, "weights");
+  require_aligned(s.cache, "the K cache");
 }
 
-// Parameters shared by the paged and compact kernels; group_rows query rows per segment.
+void check_candidates(int32_t slots, int32_t candidate_block_size) {
+  if (candidate_block_size != 8 && candidate_block_size != 16 && candidate_block_size != 32 &&
+      candidate_block_size != 64)
+    refuse("takes candidate blocks of 8, 16, 32 or 64 entries, got " + std::to_string(candidate_block_size));
+  if (slots < 1) refuse("needs at least one candidate slot");
+}
+
 LogitsParams decode_params(const DeviceDecodeStep& s, int32_t group_rows, int32_t block) {
   LogitsParams p{};
   const int64_t rows = int64_t(s.batch) * s.next_n;
@@ -63,6 +57,37 @@ LogitsParams decode_params(const DeviceDecodeStep& s, int32_t group_rows, int32_
   return p;
 }
 
+LogitsParams compact_params(const DeviceDecodeStep& step, const int32_t* candidates, int32_t slots,
+                            int32_t candidate_block_size, const int32_t* schedule, float* out) {
+  LogitsParams p = decode_params(step, 1, candidate_block_size);
+  p.num_segments = step.batch * step.next_n;
+  p.unit_prefix = schedule;
+  p.candidates = candidates;
+  p.slots = slots;
+  p.out = out;
+  p.out_stride = int64_t(slots) * candidate_block_size;
+  return p;
+}
+
+}  // namespace launch
+
+namespace {
+
+using kernels::LogitsMode;
+using kernels::LogitsParams;
+using launch::check_candidates;
+using launch::check_step;
+using launch::decode_params;
+using launch::refuse;
+
+// -inf at [L_r, W) of every row (DeepGEMM's clean_logits): one block per row.
+__global__ void __launch_bounds__(256) fill_past_lengths(LogitsParams p, int64_t width) {
+  const int32_t row = int32_t(blockIdx.x);
+  const int32_t len = kernels::visible_len(p, row / p.next_n, row % p.next_n);
+  float* out = p.out + int64_t(row) * width;
+  for (int64_t n = len + threadIdx.x; n < width; n += blockDim.x) out[n] = -INFINITY;
+}
+
 // Lengths only: what the schedule and the fill kernels read.
 LogitsParams length_params(const DeviceDecodeStep& s) {
   LogitsParams p{};
@@ -76,19 +101,13 @@ LogitsParams length_params(const DeviceDecodeStep& s) {
   return p;
 }
 
-void check_candidates(int32_t slots, int32_t candidate_block_size) {
-  if (candidate_block_size != 8 && candidate_block_size != 16 && candidate_block_size != 32 &&
-      candidate_block_size != 64)
-    refuse("takes candidate blocks of 8, 16, 32 or 64 entries, got " + std::to_string(candidate_block_size));
-  if (slots < 1) refuse("needs at least one candidate slot");
-}
-
 }  // namespace
 
 std::string_view profile_of(Sm90Variant v) { return v == Sm90Variant::accurate ? "dsa_sm90_accurate" : "dsa_sm90"; }
 
 size_t paged_schedule_ints(const DeviceDecodeStep& step) { return size_t(step.batch) + 1; }
-size_t compact_schedule_ints(const DeviceDecodeStep& step) { return size_t(step.batch) * size_t(step.next_n) + 1; }
+// The units' prefix over the rows, then the fused launch's count of units done per row (zeroed here).
+size_t compact_schedule_ints(const DeviceDecodeStep& step) { return 2 * size_t(step.batch) * size_t(step.next_n) + 1; }
 
 void sm90_paged_schedule(const DeviceDecodeStep& step, int32_t* schedule, void* stream) {
   launch::require_sm90();
@@ -139,13 +158,7 @@ void sm90_compact_logits(const DeviceDecodeStep& step, Sm90Variant variant, cons
   check_step(step);
   check_candidates(slots, candidate_block_size);
   if (step.num_pages == 0) return;  // no visible entry anywhere
-  LogitsParams p = decode_params(step, 1, candidate_block_size);
-  p.num_segments = step.batch * step.next_n;
-  p.unit_prefix = schedule;
-  p.candidates = candidates;
-  p.slots = slots;
-  p.out = out;
-  p.out_stride = int64_t(slots) * candidate_block_size;
+  const LogitsParams p = launch::compact_params(step, candidates, slots, candidate_block_size, schedule, out);
   launch::ring_stages(d, step.heads, step.head_dim, 1, kernels::kMaxMathWarpgroups);  // refuses a Q too large
   launch::dispatch<LogitsMode::compact>(p, step.heads, step.head_dim, variant, d, static_cast<cudaStream_t>(stream));
 }

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "dsa/common/hd.hpp"
+#include "dsa/common/row_span.hpp"
 
 namespace dsa::cuda::kernels {
 
@@ -49,6 +50,14 @@ struct LogitsParams {
 
   float* out = nullptr;  // [rows][out_stride]
   int64_t out_stride = 0;
+
+  // compact with kRankRows (candidate_logits_top_k in one launch): the block that completes a row's
+  // units ranks the row (epilogue/rank_compact_rows.cuh). row_done[r] counts the units done; the
+  // schedule kernel zeroes it and the ranking block sets it back to zero, so a launch finds it zero.
+  int32_t top_k = 0;
+  int32_t* top_k_out = nullptr;  // [rows][top_k]
+  int32_t* row_done = nullptr;   // [rows]
+  common::RowSpan top_k_span;    // the entries ranked: positions below top_k_span.length(r)
 };
 
 // Unit i of a block is loaded by loader warp i % M and computed by math warpgroup i % M (M = 3 or 4
@@ -72,11 +81,12 @@ static_assert(4 * 128 * kWideMathRegisters + 128 * kWideLoaderRegisters <= logit
 inline constexpr int kUnit = 64;            // entries per unit (the wgmma M)
 inline constexpr int kMaxBlocksPerUnit = 8;  // candidate blocks of 8 entries or more
 inline constexpr int kMaxRows = 8;           // query rows per segment (next_n * H <= 256, prefill groups)
+inline constexpr int kMaxRankedRows = 64;    // rows one block of a kRankRows launch may complete
 
 // Shared-memory layout of one block, the same on host (sizing) and device (carving).
 struct LogitsSmem {
   uint32_t q_bytes, w_bytes, tile_bytes, stages;
-  uint32_t tile_offset, w_offset, scale_offset, meta_offset, bounds_offset, barrier_offset, total;
+  uint32_t tile_offset, w_offset, scale_offset, meta_offset, bounds_offset, ranked_offset, barrier_offset, total;
 
   DSA_HD uint32_t q_offset(uint32_t slot) const { return slot * q_bytes; }
   DSA_HD uint32_t w_offset_of(uint32_t slot) const { return w_offset + slot * w_bytes; }
@@ -91,6 +101,8 @@ struct LogitsSmem {
     scale_offset = at, at += stages * kUnit * 4;
     meta_offset = at, at += stages * kMaxBlocksPerUnit * 4;
     bounds_offset = at, at += kMaxMathWarpgroups * 2 * 2 * kMaxRows * 4;  // per math warpgroup, 2 buffers of [lo, hi)
+    // kRankRows: the count, then the rows completed here (16-byte multiple: the barriers stay 8-aligned).
+    ranked_offset = at, at += ((kMaxRankedRows + 1) * 4 + 15u) & ~15u;
     barrier_offset = at, at += (4 + 2 * stages) * 8;
     total = at + 1024;  // slack for aligning the base to 1024
   }

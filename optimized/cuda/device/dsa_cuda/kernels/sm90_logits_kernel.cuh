@@ -16,12 +16,15 @@
 // kAccurate: each k32 step is its own wgmma from zero (scale-d = 0), added into an fp32
 // accumulator with one RN add after every step (the dsa_sm90_accurate profile); otherwise the
 // D / 32 steps chain inside the tensor core (13-bit accumulation, the dsa_sm90 profile).
+// kRankRows (compact only): the fused candidate launch; after its units the block ranks the compact
+// rows it completed (epilogue/rank_compact_rows.cuh).
 #pragma once
 
 #include <cstdint>
 
 #include "dsa_cuda/common/ptx.cuh"
 #include "dsa_cuda/epilogue/head_sum.cuh"
+#include "dsa_cuda/epilogue/rank_compact_rows.cuh"
 #include "dsa_cuda/kernels/logits_params.cuh"
 #include "dsa_cuda/kernels/sm90_logits_loader.cuh"
 #include "dsa_cuda/layout/smem_desc.cuh"
@@ -34,12 +37,13 @@ namespace dsa::cuda::kernels {
 // segment): the K tile is read once for both rows, one unit per step; otherwise N = H and two units
 // per step (one unit for the accurate variant, whose promotion needs a second accumulator set).
 template <int kHeads, int kHeadDim, bool kAccurate, LogitsMode kMode, bool kRowPairs, int kMathWG,
-          int kStepBuffers = 2>
+          int kStepBuffers = 2, bool kRankRows = false>
 __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
     sm90_logits_kernel(const __grid_constant__ LogitsParams p) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(!(kRowPairs && kAccurate), "row pairs are a standard-variant layout");
   static_assert(kMathWG == 3 || kMathWG == 4, "one loader warp per math warpgroup (warpgroup kMathWG's four warps)");
+  static_assert(!kRankRows || kMode == LogitsMode::compact, "the fused launch ranks compact rows");
   using Mma = mma::Wgmma<(kRowPairs ? 2 : 1) * kHeads>;
   constexpr int kAccum = Mma::kAccum;
   constexpr int kRowAccum = kHeads / 2;  // one row's registers
@@ -57,6 +61,7 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
   uint64_t* empty = barriers + 4 + S;
   float* scales = reinterpret_cast<float*>(smem + layout.scale_offset);      // [S][64]
   int32_t* block_pos = reinterpret_cast<int32_t*>(smem + layout.meta_offset);  // [S][8]
+  int32_t* ranked = reinterpret_cast<int32_t*>(smem + layout.ranked_offset);   // kRankRows
 
   // Through a shuffle, so that the compiler knows them warp-uniform: the ring positions, tile
   // addresses and wgmma descriptors derived from them then stay in uniform registers.
@@ -77,12 +82,14 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
       ptx::mbar_init(&full[i], 1);
       ptx::mbar_init(&empty[i], 128);
     }
+    if constexpr (kRankRows) ranked[0] = 0;
     ptx::fence_barrier_init();
   }
   __syncthreads();
 
   if (warpgroup == kMathWG) {
     sm90_load_units<kHeads, kHeadDim, kMode, kMathWG>(p, layout, smem, barriers, warp, lane);
+    if constexpr (kRankRows) epilogue::rank_compact_rows(p, smem + layout.tile_offset, ranked);
     return;
   }
   if constexpr (kMathWG == 4) ptx::warpgroup_reg_alloc<kWideMathRegisters>();
@@ -393,8 +400,14 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
         if (pair) ptx::mbar_arrive(&empty[b.stage]);
       }
     }
+    if constexpr (kRankRows) {
+      // This warpgroup's units of the segment: the locals of its residue from first_local on.
+      const int32_t mine = max(0, (last - walk.begin - first_local + kMathWG - 1) / kMathWG);
+      epilogue::release_row_units(p, seg, mine, p.unit_prefix[seg + 1] - seg_first, warpgroup, ranked);
+    }
     ptx::mbar_arrive(&q_empty[slot]);
   }
+  if constexpr (kRankRows) epilogue::rank_compact_rows(p, smem + layout.tile_offset, ranked);
 #endif
 }
 

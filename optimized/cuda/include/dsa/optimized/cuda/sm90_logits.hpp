@@ -70,13 +70,19 @@ void sm90_compact_schedule(const DeviceDecodeStep& step, int32_t slots, int32_t 
 void sm90_compact_logits(const DeviceDecodeStep& step, Sm90Variant variant, const int32_t* candidates, int32_t slots,
                          int32_t candidate_block_size, const int32_t* schedule, float* out, void* stream);
 
-// The fused candidate launch's work (the design's candidate_logits_top_k), as two kernels on `stream`:
-// the compact logits above into `compact` ([rows][slots * S]), then the top k of each compact row among
-// the live slots' entries below the row's end in `topk_span` (decode rows: [0, L_r); its rows begin
-// at position 0, as a length is end - begin), remapped to positions, into out [rows][k] (-1 after the chosen; every entry written).
+// The fused candidate launch (the design's candidate_logits_top_k): the compact logits above into
+// `compact` ([rows][slots * S]) and the top k of each compact row among the live slots' entries below
+// the row's end in `topk_span` (decode rows: [0, L_r); its rows begin at position 0, as a length is
+// end - begin), remapped to positions, into out [rows][k] (-1 after the chosen; every entry written).
 // Among ties at the cut the lowest compact columns are chosen: the same set on every run.
+// One launch where sm90_candidate_logits_top_k_is_one_launch says so (rows of at most 16384 entries,
+// the blocks ranking the rows they complete), else the compact kernel and the selection's kernel.
+// `schedule` is sm90_compact_schedule's, used by one such launch at a time (the one launch counts
+// each row's finished units in it and leaves the counts zero).
+bool sm90_candidate_logits_top_k_is_one_launch(const DeviceDecodeStep& step, int32_t slots,
+                                               int32_t candidate_block_size);
 void sm90_candidate_logits_top_k(const DeviceDecodeStep& step, Sm90Variant variant, const int32_t* candidates,
-                                 int32_t slots, int32_t candidate_block_size, const int32_t* schedule, float* compact,
+                                 int32_t slots, int32_t candidate_block_size, int32_t* schedule, float* compact,
                                  const common::RowSpan& topk_span, int32_t k, int32_t* out, void* stream);
 
 // Prefill logits: out[r][n] for ks[r] <= n < ke[r] (row stride num_k); the rest is left as it is.
