@@ -1,7 +1,7 @@
 // The ranking step of the one-launch candidate_logits_top_k (the CUDA kernel's
 // epilogue/rank_compact_rows.cuh) on the host emulator: ShortRowTopK of 512
-// threads of 32 keys over one compact row whose candidate slots are staged in
-// shared memory (StagedCandidateRow), as the kernel ranks a row it completed.
+// threads of 32 keys over one compact row whose load keeps its candidate slots
+// in shared memory (StagedCandidateRow), as the kernel ranks a row it completed.
 // It must write exactly the array that the two-kernel path writes (ShortRowTopK
 // over CandidateColumns of the compact rows), on rows whose candidate blocks are
 // out of position order, with empty slots, a visible length that ends inside a
@@ -72,9 +72,9 @@ std::vector<int32_t> rank_staged(const Rows& c, int32_t k) {
     const int64_t r = a.block();
     Short::Block::init(a, sh.topk.block);
     Short::clear(a, sh.topk);
-    for (int32_t s = a.thread(); s < slots; s += kThreads) sh.blocks[s] = c.candidates.blocks[size_t(r * slots + s)];
     a.sync();
-    const common::select::StagedCandidateRow src{c.compact.row(r), sh.blocks, slots, S, c.lens[size_t(r)]};
+    const common::select::StagedCandidateRow src{c.compact.row(r), c.candidates.blocks.data() + r * slots, sh.blocks,
+                                                 slots, S, c.lens[size_t(r)]};
     int ring = 0;
     Short::select_row(a, sh.topk, src, 0, k, out.data() + r * k, ring);
   });

@@ -97,10 +97,11 @@ Outputs run(const Step& s, Sm90Variant v, int32_t k, int32_t blocks, const std::
   const oracle::SelectionVerdict sv =
       oracle::check_topk_among(oracle::view(out.chosen), oracle::compact_columns(out.compact, s.candidates, lens));
   EXPECT_TRUE(sv.passed) << what << ":\n" << oracle::format_table(sv);
-  for (int64_t r = 0; r < s.problem.rows(); ++r)
-    if (lens[size_t(r)] == 0)
-      EXPECT_TRUE(std::all_of(out.chosen.row(r), out.chosen.row(r) + k, [](int32_t i) { return i == -1; }))
-          << what << ": row " << r << " has no entry, yet chose one";
+  for (int64_t r = 0; r < s.problem.rows(); ++r) {
+    if (lens[size_t(r)] != 0) continue;
+    EXPECT_TRUE(std::all_of(out.chosen.row(r), out.chosen.row(r) + k, [](int32_t i) { return i == -1; }))
+        << what << ": row " << r << " has no entry, yet chose one";
+  }
   return out;
 }
 

@@ -106,7 +106,8 @@ LogitsParams length_params(const DeviceDecodeStep& s) {
 std::string_view profile_of(Sm90Variant v) { return v == Sm90Variant::accurate ? "dsa_sm90_accurate" : "dsa_sm90"; }
 
 size_t paged_schedule_ints(const DeviceDecodeStep& step) { return size_t(step.batch) + 1; }
-// The units' prefix over the rows, then the fused launch's count of units done per row (zeroed here).
+// The units' prefix over the rows, then for the one-launch candidate_logits_top_k each row's count of
+// units done (zeroed by sm90_compact_schedule).
 size_t compact_schedule_ints(const DeviceDecodeStep& step) { return 2 * size_t(step.batch) * size_t(step.next_n) + 1; }
 
 void sm90_paged_schedule(const DeviceDecodeStep& step, int32_t* schedule, void* stream) {
@@ -149,7 +150,10 @@ void sm90_compact_schedule(const DeviceDecodeStep& step, int32_t slots, int32_t 
   p.num_segments = step.batch * step.next_n;
   p.slots = slots;
   p.block = candidate_block_size;
-  launch::launch_schedule<LogitsMode::compact>(p, schedule, nullptr, static_cast<cudaStream_t>(stream));
+  const auto s = static_cast<cudaStream_t>(stream);
+  launch::launch_schedule<LogitsMode::compact>(p, schedule, nullptr, s);
+  const size_t rows = size_t(p.num_segments);
+  DSA_CUDA_CHECK(cudaMemsetAsync(schedule + rows + 1, 0, (compact_schedule_ints(step) - rows - 1) * 4, s));
 }
 
 void sm90_compact_logits(const DeviceDecodeStep& step, Sm90Variant variant, const int32_t* candidates, int32_t slots,

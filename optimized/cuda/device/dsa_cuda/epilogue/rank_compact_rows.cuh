@@ -8,8 +8,8 @@
 // the count lists the row in its block. No block waits for another: the block that finishes a row
 // last ranks it, after its own units, so no spin and no co-residency assumption. Its first 512
 // threads (three math warpgroups and the loaders, or four math warpgroups) rank each listed row
-// with ShortRowTopK (32 keys a thread: rows of up to 16384 entries), the row's slots staged in
-// shared memory (StagedCandidateRow) and its values read through L2. The output is the same
+// with ShortRowTopK (32 keys a thread: rows of up to 16384 entries), each run's slot loaded with its
+// values (through L2) and kept in shared memory for the outputs (StagedCandidateRow). The output is the same
 // array as the two-kernel path's: the reference's set in position order.
 #pragma once
 
@@ -46,8 +46,15 @@ using RankTopK = common::select::ShortRowTopK<RankArch, kRankThreads, kRankItems
 // In the ring's shared memory, free once the block's units are computed.
 struct RankSmem {
   RankTopK::Shared topk;
-  int32_t blocks[kRankCapacity / 8];  // the row's slots (blocks of 8 entries at least)
+  int32_t blocks[kRankCapacity / 8];  // the row's slots (blocks of 8 entries at least), staged by the load
 };
+
+// The entries a row's ranking takes: below L_r (what the kernel writes) and the span's end.
+__device__ __forceinline__ int32_t ranked_length(const kernels::LogitsParams& p, int32_t r) {
+  const int64_t span = p.top_k_span.length(r);
+  const int32_t len = kernels::visible_len(p, r / p.next_n, r % p.next_n);
+  return span < len ? int32_t(span) : len;
+}
 
 // A math warpgroup leaves compact row `seg` having computed `mine` of its `total` units; all 128
 // threads call it. ranked: [0] the rows listed in this block, then the rows (kMaxRankedRows at most:
@@ -75,13 +82,12 @@ __device__ __forceinline__ void rank_compact_rows(const kernels::LogitsParams& p
   const int32_t listed = ranked[0];
   RankTopK::Block::init(a, sh.topk.block);
   RankTopK::clear(a, sh.topk);
+  a.sync();
   int cut_ring = 0;
   for (int32_t i = 0; i < listed; ++i) {
     const int32_t r = ranked[1 + i];
-    for (int32_t s = a.thread(); s < p.slots; s += kRankThreads) sh.blocks[s] = p.candidates[int64_t(r) * p.slots + s];
-    a.sync();
-    const common::select::StagedCandidateRow src{p.out + int64_t(r) * p.out_stride, sh.blocks, p.slots, p.block,
-                                                 p.top_k_span.length(r)};
+    const common::select::StagedCandidateRow src{p.out + int64_t(r) * p.out_stride, p.candidates + int64_t(r) * p.slots,
+                                                 sh.blocks, p.slots, p.block, ranked_length(p, r)};
     RankTopK::select_row(a, sh.topk, src, 0, p.top_k, p.top_k_out + int64_t(r) * p.top_k, cut_ring);
   }
   // A row of no unit (L_r = 0) has no entry: -1 throughout, its rows spread over the blocks.

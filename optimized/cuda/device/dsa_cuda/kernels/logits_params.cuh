@@ -52,12 +52,13 @@ struct LogitsParams {
   int64_t out_stride = 0;
 
   // compact with kRankRows (candidate_logits_top_k in one launch): the block that completes a row's
-  // units ranks the row (epilogue/rank_compact_rows.cuh). row_done[r] counts the units done; the
-  // schedule kernel zeroes it and the ranking block sets it back to zero, so a launch finds it zero.
+  // units ranks the row (epilogue/rank_compact_rows.cuh). row_done[r] counts the units done;
+  // sm90_compact_schedule zeroes it and the ranking block sets it back to zero, so every launch finds
+  // it zero.
   int32_t top_k = 0;
   int32_t* top_k_out = nullptr;  // [rows][top_k]
   int32_t* row_done = nullptr;   // [rows]
-  common::RowSpan top_k_span;    // the entries ranked: positions below top_k_span.length(r)
+  common::RowSpan top_k_span;    // the entries ranked: positions below L_r and top_k_span.length(r)
 };
 
 // Unit i of a block is loaded by loader warp i % M and computed by math warpgroup i % M (M = 3 or 4

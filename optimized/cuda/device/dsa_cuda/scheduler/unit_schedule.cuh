@@ -40,8 +40,7 @@ __device__ __forceinline__ int32_t segment_units(const LogitsParams& p, int32_t 
   }
 }
 
-// One block of 1024 threads: unit_prefix[s] = units of segments before s (exclusive scan); compact:
-// also zeroes the fused launch's count of units done per row, which follows the prefix.
+// One block of 1024 threads: unit_prefix[s] = units of segments before s (exclusive scan).
 template <LogitsMode kMode>
 __global__ void __launch_bounds__(1024) schedule_units(LogitsParams p, int32_t* unit_prefix, int32_t* first_tile) {
   __shared__ int32_t warp_sums[32];
@@ -75,7 +74,6 @@ __global__ void __launch_bounds__(1024) schedule_units(LogitsParams p, int32_t* 
   __syncthreads();
   int32_t running = x - local + (warp > 0 ? warp_sums[warp - 1] : 0);
   for (int32_t s = begin; s < end; ++s) {
-    if constexpr (kMode == LogitsMode::compact) unit_prefix[n + 1 + s] = 0;
     unit_prefix[s] = running;
     int32_t tile = 0;
     running += segment_units<kMode>(p, s, tile);

@@ -54,6 +54,9 @@ struct ShortRowTopK {
   // A threshold bin of at most this many entries is ranked by comparisons
   // (each of its entries against all of them: list x list / threads steps).
   static constexpr int kListCap = 512;
+  static constexpr int kRankLanes = 16;  // lanes ranking one list entry (a divisor of both lane counts)
+  static constexpr int kRankGroups = kThreads / kRankLanes;
+  static_assert(kThreads % Arch::kLanes == 0 && Arch::kLanes % kRankLanes == 0, "rank groups within warps");
   static_assert(kCapacity % 32 == 0, "whole bitmap words");
 
   enum Scalar : int { kBin, kAbove, kCount, kScalars };
@@ -145,6 +148,10 @@ struct ShortRowTopK {
     const bool whole = !all && f.count == remaining;
     const bool listed = !all && !whole && f.count <= kListCap;
     if (t == 0) sh.way = all ? Way::every_entry : whole ? Way::whole_bin : listed ? Way::listed : Way::passes;
+    // One pass over the keys: an entry above the bin (or of a bin taken whole) is chosen; a listed bin's
+    // entries are counted here and written below, at slots each warp reserves with one atomic (a ballot
+    // per key cost more than the pass's other work).
+    int listed_here = 0;
     DSA_UNROLL
     for (int j = 0; j < kRuns; ++j) {
       const int p0 = int(Block::position(t, 4 * j));
@@ -155,33 +162,57 @@ struct ShortRowTopK {
         const int d = int(coarse_digit(key));
         const bool in = key != kNoEntryKey;
         chosen |= uint32_t(in && (d > bin || (whole && d == bin))) << v;
-        const bool at = listed && in && d == bin;
-        const LaneMask m = a.ballot(at);
-        if (m) {  // warp-uniform: the few runs that hold entries of the bin
-          int slot = 0;
-          if (Block::lane(a) == 0) slot = a.atomic_add_shared(&sh.list_size, popc(m));
-          slot = a.shfl(slot, 0) + popc(m & Block::lanes_below(a));
-          if (at) sh.list_key[slot] = key, sh.list_pos[slot] = uint32_t(p0 + v);
-        }
+        listed_here += int(listed && in && d == bin);
       }
       // A run's four positions lie in one word (p0 is a multiple of four).
       if (chosen) a.atomic_or_shared(&sh.above_bits[p0 / 32], chosen << (p0 % 32));
+    }
+    if (listed) {  // block-uniform; the list holds the bin's f.count <= kListCap entries
+      const int lane = Block::lane(a);
+      int before = listed_here;  // an inclusive scan over the warp
+      DSA_UNROLL
+      for (int d = 1; d < Arch::kLanes; d *= 2) {
+        const int y = a.shfl_up(before, d);
+        if (lane >= d) before += y;
+      }
+      int slot = 0;
+      if (lane == Arch::kLanes - 1 && before > 0) slot = a.atomic_add_shared(&sh.list_size, before);
+      slot = a.shfl(slot, Arch::kLanes - 1) + before - listed_here;
+      if (listed_here > 0) {
+        DSA_UNROLL
+        for (int i = 0; i < kItems; ++i) {
+          const uint32_t key = keys[i];
+          if (key != kNoEntryKey && int(coarse_digit(key)) == bin) {
+            if (slot < kListCap) sh.list_key[slot] = key, sh.list_pos[slot] = uint32_t(Block::position(t, i));
+            ++slot;
+          }
+        }
+      }
     }
     a.sync();
 
     int32_t ties = 0;  // a bin past the list: the entries at its cut that are chosen, in position order
     if (listed) {
       // The list's entry i is chosen when fewer than `remaining` of the list come before it (a larger
-      // key, or the same key at a lower position): the list holds every entry of the bin.
-      const int list_n = sh.list_size;
-      for (int i = t; i < list_n; i += kThreads) {
-        const uint32_t key = sh.list_key[i], pos = sh.list_pos[i];
+      // key, or the same key at a lower position): the list holds every entry of the bin. Each entry
+      // is ranked by a group of kRankLanes lanes, each comparing a slice of the list, their counts summed
+      // by shuffles: the list x list comparisons spread over the whole block (one thread per entry, each
+      // comparison a shared-memory read waited for, took 4-8 us for a list of 100 on the H200).
+      const int list_n = sh.list_size < kListCap ? sh.list_size : kListCap;  // guards a list the keys overfill
+      const int group = t / kRankLanes, member = t % kRankLanes;
+      for (int i0 = 0; i0 < list_n; i0 += kRankGroups) {  // the same trip count in every lane: the shuffles
+        const int i = i0 + group;
+        const bool live = i < list_n;
+        const uint32_t key = live ? sh.list_key[i] : 0u, pos = live ? sh.list_pos[i] : 0u;
         int before = 0;
-        for (int q = 0; q < list_n; ++q) {
-          const uint32_t kq = sh.list_key[q];
-          before += int(kq > key || (kq == key && sh.list_pos[q] < pos));
-        }
-        if (before < remaining) a.atomic_or_shared(&sh.above_bits[pos / 32], 1u << (pos % 32));
+        if (live)
+          for (int q = member; q < list_n; q += kRankLanes) {
+            const uint32_t kq = sh.list_key[q];
+            before += int(kq > key || (kq == key && sh.list_pos[q] < pos));
+          }
+        DSA_UNROLL
+        for (int m = kRankLanes / 2; m >= 1; m /= 2) before += a.shfl(before, Block::lane(a) ^ m);
+        if (live && member == 0 && before < remaining) a.atomic_or_shared(&sh.above_bits[pos / 32], 1u << (pos % 32));
       }
       a.sync();
     } else if (!all && !whole) {

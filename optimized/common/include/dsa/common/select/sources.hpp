@@ -7,9 +7,9 @@
 //                     candidate slots, read from the dense row (at block_c * S + t) or from the compact
 //                     row (at c * S + t); no entry for a -1 slot or a position at or past L_r;
 //                     output = the position block_c * S + t
-//   StagedCandidateRow  one compact row of CandidateColumns with its slots staged in shared memory
-//                     (the fused candidate launch's own ranking of the rows it wrote): the same keys
-//                     and outputs, no global lookup per run of four, every value load issued at once
+//   StagedCandidateRow  one compact row of CandidateColumns (the fused candidate launch's ranking of
+//                     the rows it wrote): the same keys and outputs, each run's slot loaded with its
+//                     values, the slots kept in shared memory for the outputs
 //
 // load() fills the keys of positions [first, first + count) in BlockTopK's
 // layout (kNoEntryKey elsewhere); key() is one entry's key. A source of values
@@ -191,49 +191,58 @@ struct CandidateColumns {
   DSA_HD int32_t payload(int64_t r, int64_t col) const { return int32_t(position(r, col)); }
 };
 
-// One compact row of CandidateColumns (compact = true), its `slots` block ids
-// staged by the caller where `blocks` points (shared memory), so that the
-// keys' loads wait for no lookup and the payload of a chosen entry is a
-// shared-memory read: the same keys and payloads as CandidateColumns for that
-// row. The values are read through the Arch's load4, which the fused launch
-// points at L2 (other blocks wrote them). Its row index is ignored: one row.
+// One compact row of CandidateColumns (compact = true): the same keys and
+// payloads. Its load() reads each run's slot with the run's values, all of
+// them issued at once, and keeps the slots in `staged` (shared memory), where
+// payload() reads them (after the caller's barrier): the emitting step then
+// waits for no global lookup. The values are read through the Arch's load4,
+// which the fused launch points at L2 (other blocks wrote them). Its row index
+// is ignored: one row.
 struct StagedCandidateRow {
   static constexpr bool kValues = false;
   const float* values = nullptr;    // the compact row, slots * block_size entries, 16-byte aligned
-  const int32_t* blocks = nullptr;  // [slots], -1 for an empty slot
+  const int32_t* blocks = nullptr;  // the row's [slots] block ids, -1 for an empty slot
+  int32_t* staged = nullptr;        // [slots] in shared memory, written by load()
   int32_t slots = 0;
   int32_t block_size = 8;           // a multiple of 4: a run of four columns lies in one block
   int64_t length = 0;               // L_r: positions at or past it are no entry
 
   DSA_HD int64_t rows() const { return 1; }
   DSA_HD int64_t entries(int64_t) const { return int64_t(slots) * block_size; }
-  DSA_HD int64_t position(int64_t col) const {
-    const uint32_t c = uint32_t(col), bs = uint32_t(block_size);
-    const int32_t b = blocks[c / bs];
-    return b < 0 ? -1 : int64_t(b) * block_size + c % bs;
-  }
-  // Positions [first, first + count) with first a multiple of 4 (ShortRowTopK loads from 0).
+  // Positions [first, first + count), first a multiple of 4 (ShortRowTopK loads the row from 0).
   template <int kThreads, int kItems, class Arch>
   DSA_HD void load(const Arch& a, int64_t, int64_t first, int64_t count, uint32_t (&keys)[kItems]) const {
-    // Every load first (the values' bits in keys), then each one's key.
+    const uint32_t bs = uint32_t(block_size);
+    int32_t b[kItems / 4];
     DSA_UNROLL
-    for (int run = 0; run < kItems / 4; ++run) {
+    for (int run = 0; run < kItems / 4; ++run) {  // every load first, none under a branch: the values' bits in keys
       const int64_t p0 = item_position<kThreads>(a.thread(), run * 4);
-      float four[4] = {0, 0, 0, 0};
-      if (p0 + 4 <= count) a.load4(values + first + p0, four);
+      const uint32_t col = p0 + 4 <= count ? uint32_t(first + p0) : 0u;  // past the row: column 0, unused
+      float four[4];
+      b[run] = blocks[col / bs];
+      a.load4(values + col, four);
       DSA_UNROLL
       for (int q = 0; q < 4; ++q) keys[run * 4 + q] = float_bits(four[q]);
     }
     DSA_UNROLL
     for (int run = 0; run < kItems / 4; ++run) {
       const int64_t p0 = item_position<kThreads>(a.thread(), run * 4);
-      const int64_t pos = p0 + 4 <= count ? position(first + p0) : -1;
+      const uint32_t col = uint32_t(first + p0);
+      const bool in = p0 + 4 <= count;
+      if (in && col % bs == 0) staged[col / bs] = b[run];  // one writer per slot: its first run
+      const int64_t pos = !in || b[run] < 0 ? -1 : int64_t(b[run]) * block_size + col % bs;
       DSA_UNROLL
       for (int q = 0; q < 4; ++q) {
         const uint32_t bits = keys[run * 4 + q];
         keys[run * 4 + q] = pos >= 0 && pos + q < length ? order_key(bits_float(bits)) : kNoEntryKey;
       }
     }
+  }
+  // After load() and a barrier.
+  DSA_HD int64_t position(int64_t col) const {
+    const uint32_t c = uint32_t(col), bs = uint32_t(block_size);
+    const int32_t b = staged[c / bs];
+    return b < 0 ? -1 : int64_t(b) * block_size + c % bs;
   }
   DSA_HD uint32_t key(int64_t, int64_t col) const {
     const int64_t p = position(col);
