@@ -32,15 +32,19 @@ template <class S>
 using EmulatedRow = common::select::RowTopK<common::arch::HostSimt<S::kLanes>, S::kThreads, S::kItems,
                                             2 * S::kThreads * S::kItems, 8 * S::kThreads * S::kItems>;
 
-// Runs RowTopK over `src` on `grid` persistent blocks (0: one per row).
+// Runs a block-per-row launch (RowTopK, ShortRowTopK) over `src` on `grid` persistent blocks (0: one per row).
+template <class S, class Launch, class Source>
+void run_persistent(const Source& src, int32_t k, std::vector<int32_t>& out, int grid) {
+  using Arch = common::arch::HostSimt<S::kLanes>;
+  if (src.rows() == 0) return;
+  common::arch::host_launch<S::kLanes, typename Launch::Shared>(
+      grid > 0 ? grid : int(src.rows()), S::kThreads,
+      [&](const Arch& a, typename Launch::Shared& sh) { Launch::run(a, sh, src, k, out.data()); });
+}
+
 template <class S, class Source>
 void run_row(const Source& src, int32_t k, std::vector<int32_t>& out, int grid = 0) {
-  using Arch = common::arch::HostSimt<S::kLanes>;
-  using Row = EmulatedRow<S>;
-  if (src.rows() == 0) return;
-  common::arch::host_launch<S::kLanes, typename Row::Shared>(
-      grid > 0 ? grid : int(src.rows()), S::kThreads,
-      [&](const Arch& a, typename Row::Shared& sh) { Row::run(a, sh, src, k, out.data()); });
+  run_persistent<S, EmulatedRow<S>>(src, k, out, grid);
 }
 
 // Runs a launch (run(src, k, out, persistent)) on a case and compares it with the reference.
@@ -91,13 +95,8 @@ void run_short(const Source& src, int32_t k, std::vector<int32_t>& out, int grid
                std::vector<typename EmulatedShort<S>::Way>* ways = nullptr) {
   using Arch = common::arch::HostSimt<S::kLanes>;
   using Short = EmulatedShort<S>;
+  if (!ways) return run_persistent<S, Short>(src, k, out, grid);
   if (src.rows() == 0) return;
-  if (!ways) {
-    common::arch::host_launch<S::kLanes, typename Short::Shared>(
-        grid > 0 ? grid : int(src.rows()), S::kThreads,
-        [&](const Arch& a, typename Short::Shared& sh) { Short::run(a, sh, src, k, out.data()); });
-    return;
-  }
   // A block per row, each row's way read from its block's shared memory.
   ways->assign(size_t(src.rows()), Short::Way::every_entry);
   common::arch::host_launch<S::kLanes, typename Short::Shared>(

@@ -263,6 +263,19 @@ std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cuda
   return records;
 }
 
+// Every row at its full width `cols`, as per-row lengths on the device (d_lens: the caller frees it).
+RowSpan full_rows(int64_t rows, int64_t cols, int32_t*& d_lens) {
+  const std::vector<int32_t> lens(static_cast<size_t>(rows), int32_t(cols));
+  CHECK(cudaMalloc(&d_lens, lens.size() * 4));
+  CHECK(cudaMemcpy(d_lens, lens.data(), lens.size() * 4, cudaMemcpyHostToDevice));
+  RowSpan span;
+  span.kind = RowSpan::Kind::per_row_2d;
+  span.rows = rows;
+  span.width = cols;
+  span.seq_lens = d_lens;
+  return span;
+}
+
 // The compact top-k of 8 rows (group kernel of `group` blocks a row, the row kernel, the short-row kernel), three
 // launches each.
 void profile_compact(int group, cudaStream_t stream) {
@@ -276,14 +289,7 @@ void profile_compact(int group, cudaStream_t stream) {
   CHECK(cudaMalloc(&compact, size_t(rows) * kSlots * kBlock * 4));
   CHECK(cudaMalloc(&blocks, size_t(rows) * kSlots * 4));
   CHECK(cudaMalloc(&out, size_t(rows) * kSlots * 4));
-  const std::vector<int32_t> lens(static_cast<size_t>(rows), int32_t{kCols});
-  CHECK(cudaMalloc(&d_lens, lens.size() * 4));
-  CHECK(cudaMemcpy(d_lens, lens.data(), lens.size() * 4, cudaMemcpyHostToDevice));
-  RowSpan span;
-  span.kind = RowSpan::Kind::per_row_2d;
-  span.rows = rows;
-  span.width = kCols;
-  span.seq_lens = d_lens;
+  const RowSpan span = full_rows(rows, kCols, d_lens);
   fill<<<1024, 256, 0, stream>>>(dense, rows, kCols, int(Kind::normal), 77);
   fill<<<1024, 256, 0, stream>>>(compact, rows, int64_t(kSlots) * kBlock, int(Kind::normal), 99);
   const GroupPlan sel_plan = dsa::cuda::select_group_plan(rows, kCols / kBlock, kSlots, "candidate_select", kBlock);
@@ -304,14 +310,7 @@ void profile_dense(int64_t rows, int64_t cols, cudaStream_t stream) {
   constexpr int32_t kTopk = 512;
   CHECK(cudaMalloc(&dense, size_t(rows * cols) * 4));
   CHECK(cudaMalloc(&out, size_t(rows) * kTopk * 4));
-  const std::vector<int32_t> lens(static_cast<size_t>(rows), int32_t(cols));
-  CHECK(cudaMalloc(&d_lens, lens.size() * 4));
-  CHECK(cudaMemcpy(d_lens, lens.data(), lens.size() * 4, cudaMemcpyHostToDevice));
-  RowSpan span;
-  span.kind = RowSpan::Kind::per_row_2d;
-  span.rows = rows;
-  span.width = cols;
-  span.seq_lens = d_lens;
+  const RowSpan span = full_rows(rows, cols, d_lens);
   fill<<<1024, 256, 0, stream>>>(dense, rows, cols, int(Kind::normal), 77);
   const GroupPlan plan = dsa::cuda::select_group_plan(rows, cols, kTopk, "topk");
   std::printf("profile: %lld x %lld, k %d, group %d, row kernel %d, short-row kernel %d\n", (long long)rows,

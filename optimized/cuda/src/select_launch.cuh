@@ -115,64 +115,38 @@ void launch_group(const Source& src, const common::select::GroupPlan& plan, int3
   DSA_CUDA_CHECK(cudaLaunchKernelEx(&cfg, group_topk<Source, kCache, kBlocksPerSm, kT, kI>, src, plan, out));
 }
 
-// The row kernel's launch: a persistent grid of at most one block per row.
-template <class Source>
-struct RowLaunch {
-  int resident = 0;
-  static const RowLaunch& get() {
-    static const RowLaunch l = [] {
-      RowLaunch r;
-      DSA_CUDA_CHECK(cudaFuncSetAttribute(row_topk<Source>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          int(sizeof(Row::Shared))));
-      int device = 0, sms = 0, per_sm = 0;
-      DSA_CUDA_CHECK(cudaGetDevice(&device));
-      DSA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-      DSA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, row_topk<Source>, kThreads, sizeof(Row::Shared)));
-      r.resident = std::max(1, sms * per_sm);
-      return r;
-    }();
-    return l;
-  }
-};
+// The row and short-row kernels' launch: a persistent grid of at most one block per row and no more
+// than the device holds at once, kThreadsPerBlock threads and kSmem bytes of dynamic shared memory each.
+template <auto kKernel, int kThreadsPerBlock, size_t kSmem>
+int resident_blocks() {
+  static const int resident = [] {
+    DSA_CUDA_CHECK(cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmem)));
+    int device = 0, sms = 0, per_sm = 0;
+    DSA_CUDA_CHECK(cudaGetDevice(&device));
+    DSA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    DSA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kKernel, kThreadsPerBlock, kSmem));
+    return std::max(1, sms * per_sm);
+  }();
+  return resident;
+}
 
-template <class Source>
-void launch_row(const Source& src, int32_t k, int32_t* out, void* stream) {
+template <auto kKernel, int kThreadsPerBlock, size_t kSmem, class Source>
+void launch_persistent(const Source& src, int32_t k, int32_t* out, void* stream) {
   const int64_t rows = src.rows();
   if (rows == 0) return;
-  const int grid = int(std::min<int64_t>(rows, RowLaunch<Source>::get().resident));
-  row_topk<Source><<<grid, kThreads, sizeof(Row::Shared), static_cast<cudaStream_t>(stream)>>>(src, k, out);
+  const int grid = int(std::min<int64_t>(rows, resident_blocks<kKernel, kThreadsPerBlock, kSmem>()));
+  kKernel<<<grid, kThreadsPerBlock, kSmem, static_cast<cudaStream_t>(stream)>>>(src, k, out);
   DSA_CUDA_CHECK(cudaGetLastError());
 }
 
-// The short-row kernel's launch: a persistent grid of at most one block per row.
 template <class Source>
-struct ShortLaunch {
-  int resident = 0;
-  static const ShortLaunch& get() {
-    static const ShortLaunch l = [] {
-      ShortLaunch s;
-      DSA_CUDA_CHECK(cudaFuncSetAttribute(short_row_topk<Source>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          int(sizeof(ShortRow::Shared))));
-      int device = 0, sms = 0, per_sm = 0;
-      DSA_CUDA_CHECK(cudaGetDevice(&device));
-      DSA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-      DSA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, short_row_topk<Source>, kShortThreads,
-                                                                   sizeof(ShortRow::Shared)));
-      s.resident = std::max(1, sms * per_sm);
-      return s;
-    }();
-    return l;
-  }
-};
+void launch_row(const Source& src, int32_t k, int32_t* out, void* stream) {
+  launch_persistent<row_topk<Source>, kThreads, sizeof(Row::Shared)>(src, k, out, stream);
+}
 
 template <class Source>
 void launch_short(const Source& src, int32_t k, int32_t* out, void* stream) {
-  const int64_t rows = src.rows();
-  if (rows == 0) return;
-  const int grid = int(std::min<int64_t>(rows, ShortLaunch<Source>::get().resident));
-  short_row_topk<Source><<<grid, kShortThreads, sizeof(ShortRow::Shared), static_cast<cudaStream_t>(stream)>>>(
-      src, k, out);
-  DSA_CUDA_CHECK(cudaGetLastError());
+  launch_persistent<short_row_topk<Source>, kShortThreads, sizeof(ShortRow::Shared)>(src, k, out, stream);
 }
 
 }  // namespace dsa::cuda::select_kernels
