@@ -9,8 +9,8 @@
 // last ranks it, after its own units, so no spin and no co-residency assumption. Its first 512
 // threads (three math warpgroups and the loaders, or four math warpgroups) rank each listed row
 // with ShortRowTopK (32 keys a thread: rows of up to 16384 entries), each run's slot loaded with its
-// values (through L2) and kept in shared memory for the outputs (StagedCandidateRow). The output is the same
-// array as the two-kernel path's: the reference's set in position order.
+// values (through L2) and kept in shared memory for the outputs (StagedCandidateRow). The output is
+// the two-kernel path's array.
 #pragma once
 
 #include <cstdint>

@@ -73,7 +73,8 @@ void sm90_compact_logits(const DeviceDecodeStep& step, Sm90Variant variant, cons
 // The fused candidate launch (the design's candidate_logits_top_k): the compact logits above into
 // `compact` ([rows][slots * S]) and the top k of each compact row among the live slots' entries below
 // the row's end in `topk_span` (decode rows: [0, L_r); its rows begin at position 0, as a length is
-// end - begin), remapped to positions, into out [rows][k] (-1 after the chosen; every entry written).
+// end - begin; an end past L_r reaches entries the compact logits do not write, which the one launch
+// leaves out), remapped to positions, into out [rows][k] (-1 after the chosen; every entry written).
 // Among ties at the cut the lowest compact columns are chosen: the same set on every run.
 // One launch where sm90_candidate_logits_top_k_is_one_launch says so (rows of at most 16384 entries,
 // the blocks ranking the rows they complete), else the compact kernel and the selection's kernel.
