@@ -64,7 +64,8 @@ bool select_row_kernel(int64_t rows, int64_t widest_entries, int32_t reads_per_e
 // 16384 entries, one value an entry) once they are at least a quarter of the
 // SMs' count, as the row kernel: 64 compact rows of 16384 candidate logits
 // 18.6 us against the group kernel's 20.0, 8 rows 17.6 against 17.1
-// (bench/gpu/SELECT_RESULTS.md, run 26).
+// (bench/gpu/SELECT_RESULTS.md, run 26). Since run 30's list ranks, 8 rows
+// take 15.7 us against 17.1; not moved yet (docs/cuda.md says why).
 bool select_short_kernel(int64_t rows, int64_t widest_entries, int32_t reads_per_entry) {
   return reads_per_entry == 1 && widest_entries <= sk::kShortCapacity && 4 * rows >= sm_count();
 }
