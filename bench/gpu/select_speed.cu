@@ -115,6 +115,19 @@ int64_t rows_differing(std::vector<int32_t> a, std::vector<int32_t> b, int64_t r
 }
 #endif
 
+// Every row at its full width `cols`, as per-row lengths on the device (d_lens: the caller frees it).
+RowSpan full_rows(int64_t rows, int64_t cols, int32_t*& d_lens) {
+  const std::vector<int32_t> lens(static_cast<size_t>(rows), int32_t(cols));
+  CHECK(cudaMalloc(&d_lens, lens.size() * 4));
+  CHECK(cudaMemcpy(d_lens, lens.data(), lens.size() * 4, cudaMemcpyHostToDevice));
+  RowSpan span;
+  span.kind = RowSpan::Kind::per_row_2d;
+  span.rows = rows;
+  span.width = cols;
+  span.seq_lens = d_lens;
+  return span;
+}
+
 struct Shape {
   int64_t rows, cols;
 };
@@ -138,15 +151,8 @@ std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cuda
     const size_t n_sets = static_cast<size_t>(sets);
     std::vector<float*> dense(n_sets), work(n_sets), compact(n_sets);
     std::vector<int32_t*> blocks(n_sets);
-    std::vector<int32_t> lens(static_cast<size_t>(rows), int32_t(kCols));
     int32_t* d_lens = nullptr;
-    CHECK(cudaMalloc(&d_lens, lens.size() * 4));
-    CHECK(cudaMemcpy(d_lens, lens.data(), lens.size() * 4, cudaMemcpyHostToDevice));
-    RowSpan span;
-    span.kind = RowSpan::Kind::per_row_2d;
-    span.rows = rows;
-    span.width = kCols;
-    span.seq_lens = d_lens;
+    const RowSpan span = full_rows(rows, kCols, d_lens);
     const GroupPlan sel_plan = dsa::cuda::select_group_plan(rows, kCols / kBlock, kSlots, "candidate_select", kBlock);
     const GroupPlan dense_plan = dsa::cuda::select_group_plan(rows, kCols, kTopk, "topk");
     const GroupPlan cand_plan = dsa::cuda::select_group_plan(rows, int64_t(kSlots) * kBlock, kTopk, "candidate_topk");
@@ -261,19 +267,6 @@ std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cuda
     CHECK(cudaFree(d_lens));
   }
   return records;
-}
-
-// Every row at its full width `cols`, as per-row lengths on the device (d_lens: the caller frees it).
-RowSpan full_rows(int64_t rows, int64_t cols, int32_t*& d_lens) {
-  const std::vector<int32_t> lens(static_cast<size_t>(rows), int32_t(cols));
-  CHECK(cudaMalloc(&d_lens, lens.size() * 4));
-  CHECK(cudaMemcpy(d_lens, lens.data(), lens.size() * 4, cudaMemcpyHostToDevice));
-  RowSpan span;
-  span.kind = RowSpan::Kind::per_row_2d;
-  span.rows = rows;
-  span.width = cols;
-  span.seq_lens = d_lens;
-  return span;
 }
 
 // The compact top-k of 8 rows (group kernel of `group` blocks a row, the row kernel, the short-row kernel), three

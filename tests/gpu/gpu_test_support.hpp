@@ -1,10 +1,18 @@
 // What the GPU test files share: the skip where no sm_90 GPU is (the test reports skipped, never
-// passed).
+// passed), the SM90 kernels on fewer persistent blocks, and random candidate blocks for a step.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "dsa/candidates.hpp"
 #include "dsa/optimized/cuda/runtime.hpp"
+#include "dsa/optimized/cuda/sm90_logits.hpp"
+#include "dsa/problem.hpp"
+#include "dsa/rng.hpp"
 
 #define REQUIRE_SM90()                                                                                  \
   do {                                                                                                  \
@@ -13,3 +21,36 @@
                    << (::dsa::cuda::device_info().present ? ::dsa::cuda::device_info().name             \
                                                           : ::dsa::cuda::device_info().why_absent);     \
   } while (0)
+
+namespace dsa::gpu_testing {
+
+// The SM90 logits kernels on at most `blocks` persistent blocks while it lives (cuda::set_sm90_grid_limit).
+class GridLimit {
+ public:
+  explicit GridLimit(int32_t blocks) { cuda::set_sm90_grid_limit(blocks); }
+  ~GridLimit() { cuda::set_sm90_grid_limit(0); }
+  GridLimit(const GridLimit&) = delete;
+  GridLimit& operator=(const GridLimit&) = delete;
+};
+
+// Every row takes a random subset of its blocks of 8, in random order, one slot in six empty (and every
+// slot past the row's blocks).
+inline CandidateBlocks draw_candidates(const DecodeProblem& p, int32_t slots, uint64_t seed) {
+  Rng rng(seed);
+  CandidateBlocks c;
+  c.rows = p.rows();
+  c.slots = slots;
+  c.block_size = 8;
+  c.blocks.assign(size_t(c.rows * c.slots), -1);
+  const int32_t blocks = int32_t((p.logits_width + 7) / 8);
+  for (int64_t r = 0; r < c.rows; ++r) {
+    std::vector<int32_t> ids(static_cast<size_t>(blocks));
+    for (int32_t i = 0; i < blocks; ++i) ids[size_t(i)] = i;
+    for (int32_t i = blocks - 1; i > 0; --i) std::swap(ids[size_t(i)], ids[size_t(rng.uniform_int(0, i))]);
+    for (int32_t slot = 0; slot < c.slots && slot < blocks; ++slot)
+      if (rng.uniform_int(0, 5) != 0) c.row(r)[slot] = ids[size_t(slot)];
+  }
+  return c;
+}
+
+}  // namespace dsa::gpu_testing

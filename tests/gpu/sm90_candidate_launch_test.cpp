@@ -26,9 +26,10 @@ namespace dsa {
 namespace {
 
 using cuda::Sm90Variant;
+using gpu_testing::GridLimit;
 
 // `batch` requests at next_n, lengths up to 1600 (some below next_n: rows of no entry), and for
-// every row `slots` candidate blocks of 8 in random order, one in six empty, some past L_r.
+// every row `slots` candidate blocks of 8 (gpu_testing::draw_candidates), some past L_r.
 struct Step {
   DecodeProblem problem;
   CandidateBlocks candidates;
@@ -43,18 +44,7 @@ Step draw(int32_t batch, int32_t next_n, int32_t slots, uint64_t seed) {
   for (int32_t b = 0; b < batch; ++b)
     c.seq_lens.push_back(b % 7 == 3 ? int32_t(rng.uniform_int(0, next_n - 1)) : int32_t(rng.uniform_int(300, 1600)));
   Step s{make_decode_problem(c, rng), {}};
-  CandidateBlocks& cand = s.candidates;
-  cand.rows = s.problem.rows();
-  cand.slots = slots;
-  cand.block_size = 8;
-  const int32_t blocks = int32_t((s.problem.logits_width + 7) / 8);
-  for (int64_t r = 0; r < cand.rows; ++r) {
-    std::vector<int32_t> ids(static_cast<size_t>(blocks));
-    for (int32_t i = 0; i < blocks; ++i) ids[size_t(i)] = i;
-    for (int32_t i = blocks - 1; i > 0; --i) std::swap(ids[size_t(i)], ids[size_t(rng.uniform_int(0, i))]);
-    for (int32_t slot = 0; slot < slots; ++slot)
-      cand.blocks.push_back(slot < blocks && rng.uniform_int(0, 5) != 0 ? ids[size_t(slot)] : -1);
-  }
+  s.candidates = gpu_testing::draw_candidates(s.problem, slots, seed + 1000);
   return s;
 }
 
@@ -66,14 +56,6 @@ bool one_launch(const Step& s) {
   d.num_pages = 1;
   return cuda::sm90_candidate_logits_top_k_is_one_launch(d, s.candidates.slots, s.candidates.block_size);
 }
-
-class GridLimit {
- public:
-  explicit GridLimit(int32_t blocks) { cuda::set_sm90_grid_limit(blocks); }
-  ~GridLimit() { cuda::set_sm90_grid_limit(0); }
-  GridLimit(const GridLimit&) = delete;
-  GridLimit& operator=(const GridLimit&) = delete;
-};
 
 struct Outputs {
   Logits compact;

@@ -28,6 +28,8 @@ namespace dsa {
 namespace {
 
 using cuda::Sm90Variant;
+using gpu_testing::draw_candidates;
+using gpu_testing::GridLimit;
 
 struct Shape {
   int32_t heads, head_dim, next_n;
@@ -99,25 +101,6 @@ TEST_P(Sm90Decode, DenseEqualsProfileBitForBitAndWritesEveryEntry) {
     const auto verdict = oracle::check_logits(actual, expected, lens, options);
     EXPECT_TRUE(verdict.passed) << "seed " << seed << ": " << describe(verdict);
   }
-}
-
-// Every row takes a random subset of its blocks of 8, in random order, with empty slots.
-CandidateBlocks draw_candidates(const DecodeProblem& p, int32_t slots, uint64_t seed) {
-  Rng rng(seed);
-  CandidateBlocks c;
-  c.rows = p.rows();
-  c.slots = slots;
-  c.block_size = 8;
-  c.blocks.assign(size_t(c.rows * c.slots), -1);
-  const int32_t blocks = int32_t((p.logits_width + 7) / 8);
-  for (int64_t r = 0; r < c.rows; ++r) {
-    std::vector<int32_t> ids(static_cast<size_t>(blocks));
-    for (int32_t i = 0; i < blocks; ++i) ids[size_t(i)] = i;
-    for (int32_t i = blocks - 1; i > 0; --i) std::swap(ids[size_t(i)], ids[size_t(rng.uniform_int(0, i))]);
-    for (int32_t slot = 0; slot < c.slots && slot < blocks; ++slot)
-      if (rng.uniform_int(0, 5) != 0) c.row(r)[slot] = ids[size_t(slot)];
-  }
-  return c;
 }
 
 TEST_P(Sm90Decode, CompactEqualsDenseBitForBit) {
@@ -199,14 +182,6 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Sm90Decode, ::testing::ValuesIn(shapes()), shap
 // of stages (about 25) wraps several times, its math warpgroups take units in pairs, and a request
 // is split between blocks mid-way, as on the large shapes of the benchmark (the small steps of the
 // other tests leave every block at most one unit).
-class GridLimit {
- public:
-  explicit GridLimit(int32_t blocks) { cuda::set_sm90_grid_limit(blocks); }
-  ~GridLimit() { cuda::set_sm90_grid_limit(0); }
-  GridLimit(const GridLimit&) = delete;
-  GridLimit& operator=(const GridLimit&) = delete;
-};
-
 // The kernel's logits of `p` on at most `blocks` blocks against its profile, bit for bit (clean:
 // -inf past each row's length), from a poisoned buffer.
 ::testing::AssertionResult bit_exact_on_blocks(Sm90Variant v, const DecodeProblem& p, int32_t blocks) {

@@ -42,7 +42,6 @@ namespace dsa::common::select {
 template <class Arch, int kThreads_, int kItems_>
 struct ShortRowTopK {
   using Block = BlockTopK<Arch, kThreads_, kItems_>;
-  using LaneMask = typename Arch::LaneMask;
   static constexpr int kThreads = kThreads_;
   static constexpr int kItems = kItems_;
   static constexpr int kRuns = kItems / 4;
