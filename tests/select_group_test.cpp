@@ -101,9 +101,7 @@ void run_short(const Source& src, int32_t k, std::vector<int32_t>& out, int grid
   ways->assign(size_t(src.rows()), Short::Way::every_entry);
   common::arch::host_launch<S::kLanes, typename Short::Shared>(
       int(src.rows()), S::kThreads, [&](const Arch& a, typename Short::Shared& sh) {
-        common::select::BlockTopK<Arch, S::kThreads, S::kItems>::init(a, sh.block);
-        Short::clear(a, sh);
-        a.sync();
+        Short::prepare(a, sh);
         int ring = 0;
         Short::select_row(a, sh, src, a.block(), k, out.data() + a.block() * int64_t(k), ring);
         if (a.thread() == 0) (*ways)[size_t(a.block())] = sh.way;

@@ -70,9 +70,7 @@ std::vector<int32_t> rank_staged(const Rows& c, int32_t k) {
   oracle::fill_poison(std::span<int32_t>(out));
   common::arch::host_launch<kLanes, Shared>(3, kThreads, [&](const Arch& a, Shared& sh) {
     const int64_t r = a.block();
-    Short::Block::init(a, sh.topk.block);
-    Short::clear(a, sh.topk);
-    a.sync();
+    Short::prepare(a, sh.topk);
     const common::select::StagedCandidateRow src{c.compact.row(r), c.candidates.blocks.data() + r * slots, sh.blocks,
                                                  slots, S, c.lens[size_t(r)]};
     int ring = 0;

@@ -80,9 +80,7 @@ __device__ __forceinline__ void rank_compact_rows(const kernels::LogitsParams& p
   RankSmem& sh = *reinterpret_cast<RankSmem*>(ring);
   a.sync();  // every unit of the block computed (the ring is free) and every row it completed listed
   const int32_t listed = ranked[0];
-  RankTopK::Block::init(a, sh.topk.block);
-  RankTopK::clear(a, sh.topk);
-  a.sync();
+  RankTopK::prepare(a, sh.topk);
   int cut_ring = 0;
   for (int32_t i = 0; i < listed; ++i) {
     const int32_t r = ranked[1 + i];

@@ -86,12 +86,17 @@ struct ShortRowTopK {
     if (t == 0) sh.list_size = 0, sh.scalars[kBin] = -1;
   }
 
-  // Rows of at most kCapacity entries (the launch's host side sends longer ones elsewhere).
-  template <class Source>
-  DSA_HD static void run(const Arch& a, Shared& sh, const Source& src, int32_t k, int32_t* out) {
+  // Readies a block's shared memory for its first select_row (each row leaves it ready for the next).
+  DSA_HD static void prepare(const Arch& a, Shared& sh) {
     Block::init(a, sh.block);
     clear(a, sh);
     a.sync();
+  }
+
+  // Rows of at most kCapacity entries (the launch's host side sends longer ones elsewhere).
+  template <class Source>
+  DSA_HD static void run(const Arch& a, Shared& sh, const Source& src, int32_t k, int32_t* out) {
+    prepare(a, sh);
     int ring = 0;
     for (int64_t r = a.block(); r < src.rows(); r += a.grid()) select_row(a, sh, src, r, k, out + r * int64_t(k), ring);
   }
