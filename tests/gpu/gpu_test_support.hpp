@@ -33,6 +33,15 @@ class GridLimit {
   GridLimit& operator=(const GridLimit&) = delete;
 };
 
+// sm90_candidate_logits_top_k on its two kernels while it lives (cuda::set_sm90_candidate_two_kernels).
+class TwoKernels {
+ public:
+  TwoKernels() { cuda::set_sm90_candidate_two_kernels(true); }
+  ~TwoKernels() { cuda::set_sm90_candidate_two_kernels(false); }
+  TwoKernels(const TwoKernels&) = delete;
+  TwoKernels& operator=(const TwoKernels&) = delete;
+};
+
 // Every row takes a random subset of its blocks of 8, in random order, one slot in six empty (and every
 // slot past the row's blocks).
 inline CandidateBlocks draw_candidates(const DecodeProblem& p, int32_t slots, uint64_t seed) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@ namespace {
 
 using cuda::Sm90Variant;
 using gpu_testing::GridLimit;
+using gpu_testing::TwoKernels;
 
 // `batch` requests at next_n, lengths up to 1600 (some below next_n: rows of no entry), and for
 // every row `slots` candidate blocks of 8 (gpu_testing::draw_candidates), some past L_r.
@@ -63,7 +65,7 @@ struct Outputs {
 };
 // cuda_sm90's candidate_logits_top_k on at most `blocks` blocks (0: one per SM), from poisoned outputs;
 // the compact logits and the selection checked as the fused launch's work must be.
-Outputs run(const Step& s, Sm90Variant v, int32_t k, int32_t blocks, const std::string& what) {
+Outputs run(const Step& s, Sm90Variant v, int32_t k, int32_t blocks, const std::string& what, bool two = false) {
   const Profile& profile = find_profile(cuda::profile_of(v));
   Outputs out{Logits{s.problem.rows(), int64_t(s.candidates.slots) * s.candidates.block_size, {}},
           oracle::poisoned_topk(s.problem.rows(), k)};
@@ -71,6 +73,8 @@ Outputs run(const Step& s, Sm90Variant v, int32_t k, int32_t blocks, const std::
   oracle::fill_poison(out.compact.values);
   {
     const GridLimit limit(blocks);
+    std::optional<TwoKernels> path;
+    if (two) path.emplace();
     cuda::make_cuda_sm90_ops(v)->candidate_logits_top_k(s.problem, profile, s.candidates, out.compact, out.chosen);
   }
   const auto lens = visible_lens(s.problem);
@@ -111,21 +115,28 @@ TEST(Sm90CandidateLaunch, EveryBlockThatCompletesARowRanksItTheSame) {
     }
 }
 
-// 80 rows on one block reach more rows than it can list: the two kernels run instead, and write the
-// one launch's array.
+// The two kernels write the one launch's array, on the same step: 80 rows of 800 entries on a block
+// per SM, on 3 and on 7 blocks (the one launch), and on one block, whose range reaches more rows than
+// it can list (the two kernels by the launch's own choice).
 TEST(Sm90CandidateLaunch, TheTwoKernelPathWritesTheOneLaunchsArray) {
   REQUIRE_SM90();
   const Step s = draw(80, 1, 100, 77);
   ASSERT_TRUE(one_launch(s));
   {
-    const GridLimit limit(1);
+    const TwoKernels path;
     ASSERT_FALSE(one_launch(s));
   }
   for (const int32_t k : {1, 300, 900}) {
     const std::string what = "k " + std::to_string(k);
-    const Outputs one = run(s, Sm90Variant::standard, k, 0, what + ", one launch");
-    const Outputs two = run(s, Sm90Variant::standard, k, 1, what + ", two kernels");
-    EXPECT_EQ(one.chosen.indices, two.chosen.indices) << what;
+    const Outputs two = run(s, Sm90Variant::standard, k, 0, what + ", two kernels", /*two=*/true);
+    for (const int32_t blocks : {0, 3, 7, 1}) {
+      {
+        const GridLimit probe(blocks);
+        ASSERT_EQ(one_launch(s), blocks != 1) << blocks << " blocks";
+      }
+      const Outputs one = run(s, Sm90Variant::standard, k, blocks, what + ", " + std::to_string(blocks) + " blocks");
+      EXPECT_EQ(one.chosen.indices, two.chosen.indices) << what << ", " << blocks << " blocks";
+    }
   }
 }
 

@@ -12,7 +12,11 @@ namespace dsa::cuda {
 
 namespace {
 std::atomic<int32_t> grid_limit{0};
+std::atomic<bool> candidate_two_kernels{false};
 }  // namespace
+
+void set_sm90_candidate_two_kernels(bool on) { candidate_two_kernels = on; }
+bool sm90_candidate_two_kernels_forced() { return candidate_two_kernels; }
 
 void set_sm90_grid_limit(int32_t blocks) {
   if (blocks < 0) throw InvalidInput("blocks", "must be 0 (one per SM) or positive, got " + std::to_string(blocks));

@@ -30,7 +30,7 @@ bool one_launch_takes(int64_t rows, int64_t width, int32_t grid) {
 bool sm90_candidate_logits_top_k_is_one_launch(const DeviceDecodeStep& step, int32_t slots,
                                                int32_t candidate_block_size) {
   const DeviceInfo& d = device_info();
-  return d.present && step.num_pages > 0 &&
+  return d.present && step.num_pages > 0 && !sm90_candidate_two_kernels_forced() &&
          one_launch_takes(int64_t(step.batch) * step.next_n, int64_t(slots) * candidate_block_size,
                           launch::grid_blocks(d));
 }

@@ -132,6 +132,120 @@ struct ShortRowTopK {
     return f;
   }
 
+  // The way of a row whose histogram gave `f`, for `k` entries (every block of a team takes the same).
+  struct Plan {
+    Way way;
+    int bin;            // -1 where every entry is chosen
+    int32_t remaining;  // the entries to choose from the bin
+    DSA_HD bool whole() const { return way == Way::whole_bin; }
+    DSA_HD bool listed() const { return way == Way::listed; }
+  };
+  DSA_HD static Plan plan(const Found& f, int32_t k) {
+    // Every entry is chosen (bin -1 then: every digit is above it), the bin is taken whole, or its entries
+    // are ranked on the list, or (a bin past the list) by BlockTopK's passes.
+    const bool all = f.total <= k || f.bin < 0;
+    const int32_t remaining = all ? 0 : k - f.above;
+    if (all) return {Way::every_entry, -1, 0};
+    if (f.count == remaining) return {Way::whole_bin, f.bin, remaining};
+    return {f.count <= kListCap ? Way::listed : Way::passes, f.bin, remaining};
+  }
+
+  // One pass over the keys: an entry above the bin (or of a bin taken whole) gets its bit in above_bits
+  // (its tile position); returns this thread's entries of a listed bin.
+  DSA_HD static int mark(const Arch& a, Shared& sh, const uint32_t (&keys)[kItems], const Plan& pl) {
+    const int t = a.thread();
+    int listed_here = 0;
+    DSA_UNROLL
+    for (int j = 0; j < kRuns; ++j) {
+      const int p0 = int(Block::position(t, 4 * j));
+      uint32_t chosen = 0;
+      DSA_UNROLL
+      for (int v = 0; v < 4; ++v) {
+        const uint32_t key = keys[4 * j + v];
+        const int d = int(coarse_digit(key));
+        const bool in = key != kNoEntryKey;
+        chosen |= uint32_t(in && (d > pl.bin || (pl.whole() && d == pl.bin))) << v;
+        listed_here += int(pl.listed() && in && d == pl.bin);
+      }
+      // A run's four positions lie in one word (p0 is a multiple of four).
+      if (chosen) a.atomic_or_shared(&sh.above_bits[p0 / 32], chosen << (p0 % 32));
+    }
+    return listed_here;
+  }
+
+  // Puts this thread's entries of the listed bin on a list, at slots each warp reserves with one atomic
+  // (a ballot per key cost more than the pass's other work): reserve(n) returns the first of n slots,
+  // put(slot, key, tile position) writes one. Every thread calls it (the shuffles).
+  template <class Reserve, class Put>
+  DSA_HD static void list_bin(const Arch& a, const uint32_t (&keys)[kItems], int bin, int listed_here, Reserve&& reserve,
+                              Put&& put) {
+    const int t = a.thread(), lane = Block::lane(a);
+    int before = listed_here;  // an inclusive scan over the warp
+    DSA_UNROLL
+    for (int d = 1; d < Arch::kLanes; d *= 2) {
+      const int y = a.shfl_up(before, d);
+      if (lane >= d) before += y;
+    }
+    int slot = 0;
+    if (lane == Arch::kLanes - 1 && before > 0) slot = reserve(before);
+    slot = a.shfl(slot, Arch::kLanes - 1) + before - listed_here;
+    if (listed_here > 0) {
+      DSA_UNROLL
+      for (int i = 0; i < kItems; ++i) {
+        const uint32_t key = keys[i];
+        if (key != kNoEntryKey && int(coarse_digit(key)) == bin) put(slot++, key, uint32_t(Block::position(t, i)));
+      }
+    }
+  }
+
+  // The list's entry i is chosen when fewer than `remaining` of the list come before it (a larger key, or
+  // the same key at a lower position): the list holds every entry of the bin. chosen(pos) is called for
+  // each chosen entry. Each entry is ranked by a group of kRankLanes lanes, each comparing a slice of the
+  // list, their counts summed by shuffles: the list x list comparisons spread over the whole block (one
+  // thread per entry, each comparison a shared-memory read waited for, took 4-8 us for a list of 100 on
+  // the H200).
+  template <class Chosen>
+  DSA_HD static void rank_list(const Arch& a, Shared& sh, int list_n, int32_t remaining, Chosen&& chosen) {
+    const int t = a.thread();
+    const int group = t / kRankLanes, member = t % kRankLanes;
+    for (int i0 = 0; i0 < list_n; i0 += kRankGroups) {  // the same trip count in every lane: the shuffles
+      const int i = i0 + group;
+      const bool live = i < list_n;
+      const uint32_t key = live ? sh.list_key[i] : 0u, pos = live ? sh.list_pos[i] : 0u;
+      int before = 0;
+      if (live)
+        for (int q = member; q < list_n; q += kRankLanes) {
+          const uint32_t kq = sh.list_key[q];
+          before += int(kq > key || (kq == key && sh.list_pos[q] < pos));
+        }
+      DSA_UNROLL
+      for (int m = kRankLanes / 2; m >= 1; m /= 2) before += a.shfl(before, Block::lane(a) ^ m);
+      if (live && member == 0 && before < remaining) chosen(pos);
+    }
+  }
+
+  // The bitmaps' entries in position order: each thread's run of words, their counts (above in the high
+  // half, tied in the low) and their prefix over the block; an entry's rank is `offset` plus the chosen
+  // entries before it (every entry above, the first `ties` at the cut). emit(rank, tile position) for
+  // each; returns the chosen entries of the bitmaps.
+  template <class Emit>
+  DSA_HD static int32_t emit(const Arch& a, Shared& sh, int32_t ties, int32_t offset, Emit&& emit_one) {
+    const int t = a.thread();
+    const int w0 = t * kWordsPerThread;
+    uint32_t counts = 0;
+    DSA_UNROLL
+    for (int q = 0; q < kWordsPerThread; ++q)
+      if (w0 + q < kWords) counts += (uint32_t(popc(sh.above_bits[w0 + q])) << 16) + uint32_t(popc(sh.tied_bits[w0 + q]));
+    uint32_t total = 0;
+    const uint32_t prefix = Block::block_exclusive_scan(a, sh.block, counts, total);
+    const int32_t tied_total = int32_t(total & 0xffffu);
+    const int32_t need = ties < tied_total ? ties : tied_total;
+    const int own = w0 < kWords ? (kWords - w0 < kWordsPerThread ? kWords - w0 : kWordsPerThread) : 0;
+    emit_bitmap_ranks(sh.above_bits, sh.tied_bits, w0, own, offset + int32_t(prefix >> 16), int32_t(prefix & 0xffffu),
+                      need, [&](int32_t rank, int64_t p) { emit_one(rank, p); });
+    return int32_t(total >> 16) + need;
+  }
+
   template <class Source>
   DSA_HD static void select_row(const Arch& a, Shared& sh, const Source& src, int64_t r, int32_t k, int32_t* row_out,
                                 int& ring) {
@@ -143,83 +257,24 @@ struct ShortRowTopK {
     for (int i = 0; i < kItems; ++i) Block::add(a, sh.hist, keys[i] != kNoEntryKey, coarse_digit(keys[i]));
     a.sync();
     const Found f = threshold(a, sh, k);
-
-    // Every entry is chosen (bin -1 then: every digit is above it), the bin is taken whole, or its entries
-    // are ranked on the list, or (a bin past the list) by BlockTopK's passes.
-    const bool all = f.total <= k || f.bin < 0;
-    const int bin = all ? -1 : f.bin;
-    const int32_t remaining = all ? 0 : k - f.above;
-    const bool whole = !all && f.count == remaining;
-    const bool listed = !all && !whole && f.count <= kListCap;
-    if (t == 0) sh.way = all ? Way::every_entry : whole ? Way::whole_bin : listed ? Way::listed : Way::passes;
-    // One pass over the keys: an entry above the bin (or of a bin taken whole) is chosen; a listed bin's
-    // entries are counted here and written below, at slots each warp reserves with one atomic (a ballot
-    // per key cost more than the pass's other work).
-    int listed_here = 0;
-    DSA_UNROLL
-    for (int j = 0; j < kRuns; ++j) {
-      const int p0 = int(Block::position(t, 4 * j));
-      uint32_t chosen = 0;
-      DSA_UNROLL
-      for (int v = 0; v < 4; ++v) {
-        const uint32_t key = keys[4 * j + v];
-        const int d = int(coarse_digit(key));
-        const bool in = key != kNoEntryKey;
-        chosen |= uint32_t(in && (d > bin || (whole && d == bin))) << v;
-        listed_here += int(listed && in && d == bin);
-      }
-      // A run's four positions lie in one word (p0 is a multiple of four).
-      if (chosen) a.atomic_or_shared(&sh.above_bits[p0 / 32], chosen << (p0 % 32));
-    }
-    if (listed) {  // block-uniform; the list holds the bin's f.count <= kListCap entries
-      const int lane = Block::lane(a);
-      int before = listed_here;  // an inclusive scan over the warp
-      DSA_UNROLL
-      for (int d = 1; d < Arch::kLanes; d *= 2) {
-        const int y = a.shfl_up(before, d);
-        if (lane >= d) before += y;
-      }
-      int slot = 0;
-      if (lane == Arch::kLanes - 1 && before > 0) slot = a.atomic_add_shared(&sh.list_size, before);
-      slot = a.shfl(slot, Arch::kLanes - 1) + before - listed_here;
-      if (listed_here > 0) {
-        DSA_UNROLL
-        for (int i = 0; i < kItems; ++i) {
-          const uint32_t key = keys[i];
-          if (key != kNoEntryKey && int(coarse_digit(key)) == bin) {
-            if (slot < kListCap) sh.list_key[slot] = key, sh.list_pos[slot] = uint32_t(Block::position(t, i));
-            ++slot;
-          }
-        }
-      }
-    }
+    const Plan pl = plan(f, k);
+    if (t == 0) sh.way = pl.way;
+    const int listed_here = mark(a, sh, keys, pl);
+    if (pl.listed())  // block-uniform; the list holds the bin's f.count <= kListCap entries
+      list_bin(
+          a, keys, pl.bin, listed_here, [&](int n_here) { return a.atomic_add_shared(&sh.list_size, n_here); },
+          [&](int slot, uint32_t key, uint32_t pos) {
+            if (slot < kListCap) sh.list_key[slot] = key, sh.list_pos[slot] = pos;
+          });
     a.sync();
 
     int32_t ties = 0;  // a bin past the list: the entries at its cut that are chosen, in position order
-    if (listed) {
-      // The list's entry i is chosen when fewer than `remaining` of the list come before it (a larger
-      // key, or the same key at a lower position): the list holds every entry of the bin. Each entry
-      // is ranked by a group of kRankLanes lanes, each comparing a slice of the list, their counts summed
-      // by shuffles: the list x list comparisons spread over the whole block (one thread per entry, each
-      // comparison a shared-memory read waited for, took 4-8 us for a list of 100 on the H200).
+    if (pl.listed()) {
       const int list_n = sh.list_size < kListCap ? sh.list_size : kListCap;  // guards a list the keys overfill
-      const int group = t / kRankLanes, member = t % kRankLanes;
-      for (int i0 = 0; i0 < list_n; i0 += kRankGroups) {  // the same trip count in every lane: the shuffles
-        const int i = i0 + group;
-        const bool live = i < list_n;
-        const uint32_t key = live ? sh.list_key[i] : 0u, pos = live ? sh.list_pos[i] : 0u;
-        int before = 0;
-        if (live)
-          for (int q = member; q < list_n; q += kRankLanes) {
-            const uint32_t kq = sh.list_key[q];
-            before += int(kq > key || (kq == key && sh.list_pos[q] < pos));
-          }
-        DSA_UNROLL
-        for (int m = kRankLanes / 2; m >= 1; m /= 2) before += a.shfl(before, Block::lane(a) ^ m);
-        if (live && member == 0 && before < remaining) a.atomic_or_shared(&sh.above_bits[pos / 32], 1u << (pos % 32));
-      }
+      rank_list(a, sh, list_n, pl.remaining,
+                [&](uint32_t pos) { a.atomic_or_shared(&sh.above_bits[pos / 32], 1u << (pos % 32)); });
       a.sync();
-    } else if (!all && !whole) {
+    } else if (pl.way == Way::passes) {
       const Cut c = Block::find_cut(a, sh.block, keys, k, f.total, ring);
       DSA_UNROLL
       for (int i = 0; i < kItems; ++i) {
@@ -231,23 +286,9 @@ struct ShortRowTopK {
       a.sync();
     }
 
-    // Each thread's run of words: its counts (above in the high half, tied in the low), their prefix over
-    // the block; an entry's rank is the chosen entries before it in position order.
-    const int w0 = t * kWordsPerThread;
-    uint32_t counts = 0;
-    DSA_UNROLL
-    for (int q = 0; q < kWordsPerThread; ++q)
-      if (w0 + q < kWords) counts += (uint32_t(popc(sh.above_bits[w0 + q])) << 16) + uint32_t(popc(sh.tied_bits[w0 + q]));
-    uint32_t total = 0;
-    const uint32_t prefix = Block::block_exclusive_scan(a, sh.block, counts, total);
-    const int32_t tied_total = int32_t(total & 0xffffu);
-    const int32_t need = ties < tied_total ? ties : tied_total;
-    const int own = w0 < kWords ? (kWords - w0 < kWordsPerThread ? kWords - w0 : kWordsPerThread) : 0;
-    emit_bitmap_ranks(sh.above_bits, sh.tied_bits, w0, own, int32_t(prefix >> 16), int32_t(prefix & 0xffffu), need,
-                      [&](int32_t rank, int64_t p) {
-                        if (rank < k) row_out[rank] = src.payload(r, p);
-                      });
-    const int32_t chosen = int32_t(total >> 16) + need;
+    const int32_t chosen = emit(a, sh, ties, 0, [&](int32_t rank, int64_t p) {
+      if (rank < k) row_out[rank] = src.payload(r, p);
+    });
     for (int32_t i = chosen + t; i < k; i += kThreads) row_out[i] = -1;
     a.sync();  // the bitmaps and the list are read before the next row clears them
     clear(a, sh);

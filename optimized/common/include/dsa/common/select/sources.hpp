@@ -215,12 +215,16 @@ struct StagedCandidateRow {
     const uint32_t bs = uint32_t(block_size);
     int32_t b[kItems / 4];
     DSA_UNROLL
-    for (int run = 0; run < kItems / 4; ++run) {  // every load first, none under a branch: the values' bits in keys
+    for (int run = 0; run < kItems / 4; ++run) {  // every load first, none under a divergent branch
       const int64_t p0 = item_position<kThreads>(a.thread(), run * 4);
-      const uint32_t col = p0 + 4 <= count ? uint32_t(first + p0) : 0u;  // past the row: column 0, unused
-      float four[4];
-      b[run] = blocks[col / bs];
-      a.load4(values + col, four);
+      float four[4] = {0, 0, 0, 0};
+      b[run] = -1;
+      // A run the block's count ends before (block-uniform: a slice of the row) loads nothing.
+      if (int64_t(run) * kThreads * 4 < count) {
+        const uint32_t col = p0 + 4 <= count ? uint32_t(first + p0) : 0u;  // past the row: column 0, unused
+        b[run] = blocks[col / bs];
+        a.load4(values + col, four);
+      }
       DSA_UNROLL
       for (int q = 0; q < 4; ++q) keys[run * 4 + q] = float_bits(four[q]);
     }

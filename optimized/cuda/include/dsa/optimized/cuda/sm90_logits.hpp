@@ -95,5 +95,9 @@ void sm90_prefill_logits(const DevicePrefill& prefill, Sm90Variant variant, cons
 // SM), so that a problem small enough for the reference still makes each block's ring of stages wrap
 // many times and its math warpgroups take units in pairs, as the large shapes do.
 void set_sm90_grid_limit(int32_t blocks);
+// For tests: sm90_candidate_logits_top_k runs the two kernels even where the one launch takes the step,
+// so that the two paths' arrays can be compared on the same step.
+void set_sm90_candidate_two_kernels(bool on);
+bool sm90_candidate_two_kernels_forced();
 
 }  // namespace dsa::cuda
