@@ -51,8 +51,9 @@ def main():
         "each of the two on its own, `1024t` the group kernel at 1024 threads of 8 keys (run 5: `2/SM`, two blocks per SM with a smaller cache), `tree` the previous tree "
         "kernel; `rows != tree`: rows where the kernels' outputs are not the same array (must be 0). `det`: our sets bit for bit identical on a second run; `vLLM runs differ`: rows whose set "
         "changed between two runs of vLLM's kernel; `vs vLLM`: rows where our set differs from vLLM's (ties at the "
-        "cut allow it; untied data must give 0). `vLLM persistent us`: vLLM's `persistent_topk` (k 2048 only in the "
-        "version built); `pers runs differ` and `vs pers` as for the decode op.",
+        "cut allow it; untied data must give 0). `vLLM persistent us`: vLLM's `persistent_topk` op (k 512, 1024 and 2048) with its own "
+        "dispatch: `persistent_topk_kernel` for up to 32 rows, FilteredTopK for more; `pers runs differ` and `vs pers` "
+        "as for the decode op.",
         "",
         "| shape | k | data | floor us | G | row | ours us | row us | group us | 1024t us | tree us | ours / floor | vLLM decode us | vLLM / ours "
         "| torch.topk us | torch / ours | det | rows != tree | vLLM runs differ | vs vLLM | vLLM persistent us "

@@ -1,88 +1,48 @@
 // vLLM's persistent_topk built from vLLM's own source, for the speed table
-// (README.md): the kernel headers csrc/persistent_topk*.cuh and the host
-// function persistent_topk of csrc/topk.cu at 02bc7c5f (the version the
-// search index holds; it takes k = 2048 only), fetched into the git-ignored
-// third_party/vllm and compiled as they are. The host function comes alone
-// (topk.cu's other ops need PyTorch and FlashInfer): the build includes it
-// after the few stand-ins below (a tensor of a device pointer, TORCH_CHECK,
-// the current stream), so the launch and the kernels are vLLM's.
-#include <cuda_runtime.h>
-
-#include <algorithm>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-
-#include "../../../third_party/vllm/csrc/persistent_topk.cuh"
+// (README.md): csrc/libtorch_stable/topk.cu at 1051220e, which holds that op
+// alone (its host function persistent_topk and launch_persistent_topk<512 |
+// 1024 | 2048>), with the kernel header persistent_topk.cuh at 05c713c9 and
+// its helpers topk_histogram_4096.cuh and topk_histogram_4096_overflow.cuh at
+// 068c8751, fetched into the git-ignored third_party/vllm and compiled as they
+// are against the stand-ins of shim/. So the dispatch, the launches and the
+// kernels are vLLM's: persistent_topk_kernel<k, vec> for at most 32 rows,
+// FilteredTopKRaggedTransform for more (and where the cooperative launch
+// would not fit). This wrapper only turns device pointers into its tensors.
 #include "dsa/optimized/cuda/vllm_topk.hpp"
 
-namespace vllm_persistent_shim {
+#include <stdexcept>
+#include <string>
 
-enum class Dtype { Float32, Int32, UInt8 };
-
-class Tensor {
-public:
-  Tensor(void* data, std::vector<int64_t> sizes, Dtype dtype) : data_(data), sizes_(std::move(sizes)), dtype_(dtype) {}
-  bool is_cuda() const { return true; }
-  Dtype dtype() const { return dtype_; }
-  int64_t dim() const { return int64_t(sizes_.size()); }
-  int64_t size(int64_t d) const { return sizes_[size_t(d)]; }
-  template <class T>
-  T* data_ptr() const {
-    return static_cast<T*>(data_);
-  }
-
-private:
-  void* data_;
-  std::vector<int64_t> sizes_;
-  Dtype dtype_;
-};
-
-inline cudaStream_t& current_stream() {
-  static cudaStream_t s = nullptr;
-  return s;
-}
-
-}  // namespace vllm_persistent_shim
-
-namespace torch {
-using Tensor = vllm_persistent_shim::Tensor;
-inline constexpr auto kFloat32 = vllm_persistent_shim::Dtype::Float32;
-inline constexpr auto kInt32 = vllm_persistent_shim::Dtype::Int32;
-inline constexpr auto kUInt8 = vllm_persistent_shim::Dtype::UInt8;
-}  // namespace torch
-namespace at::cuda {
-inline cudaStream_t getCurrentCUDAStream() { return vllm_persistent_shim::current_stream(); }
-}  // namespace at::cuda
-
-#define TORCH_CHECK(cond, ...)                                             \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      std::fprintf(stderr, "vllm persistent shim: check failed: %s\n", #cond); \
-      std::abort();                                                        \
-    }                                                                      \
-  } while (0)
-
-namespace vllm_persistent_shim {
-#include "../../../third_party/vllm/csrc/topk_cu_persistent_topk.inc"
-}  // namespace vllm_persistent_shim
+// persistent_topk.cuh at 05c713c9 calls topk_histogram_4096::exact_topk_rescan
+// (its fallback when a coarse bin overflows the candidate buffer), which at
+// 068c8751 lives in topk_histogram_4096_overflow.cuh, not in the
+// topk_histogram_4096.cuh it includes: a qualified name in a template must be
+// declared before the template, so that header comes first.
+#include "../../../third_party/vllm/csrc/libtorch_stable/topk_histogram_4096_overflow.cuh"
+#include "../../../third_party/vllm/csrc/libtorch_stable/topk.cu"
 
 namespace dsa::cuda {
 
-int64_t vllm_persistent_topk_k() { return vllm::persistent::TopK; }
+bool vllm_persistent_topk_takes(int64_t k) { return k == 512 || k == 1024 || k == 2048; }
+
+// RadixRowState is 3088 bytes a group and launch_persistent_topk runs at most
+// num_sms x occupancy groups (2 blocks of 1024 threads an SM: 264 on an H200),
+// so 1 MiB holds 339; vLLM checks it and the shim throws if it falls short.
 int64_t vllm_persistent_topk_workspace_bytes() { return int64_t(1) << 20; }
 
 void vllm_persistent_topk(const float* logits, int64_t rows, int64_t columns, const int32_t* lengths,
-                          int32_t* indices, int64_t k, void* workspace, void* stream) {
-  using vllm_persistent_shim::Dtype;
-  using vllm_persistent_shim::Tensor;
-  vllm_persistent_shim::current_stream() = static_cast<cudaStream_t>(stream);
-  const Tensor t_logits(const_cast<float*>(logits), {rows, columns}, Dtype::Float32);
-  const Tensor t_lengths(const_cast<int32_t*>(lengths), {rows}, Dtype::Int32);
-  Tensor t_out(indices, {rows, k}, Dtype::Int32);
-  Tensor t_ws(workspace, {vllm_persistent_topk_workspace_bytes()}, Dtype::UInt8);
-  vllm_persistent_shim::persistent_topk(t_logits, t_lengths, t_out, t_ws, k);
+                          int64_t max_seq_len, int32_t* indices, int64_t k, void* workspace, void* stream) {
+  if (!vllm_persistent_topk_takes(k)) {
+    throw std::invalid_argument("vllm_persistent_topk: vLLM's persistent_topk takes k = 512, 1024 or 2048, not k = " +
+                                std::to_string(k));
+  }
+  using torch::headeronly::ScalarType;
+  vllm_shim_stream() = static_cast<cudaStream_t>(stream);
+  const torch::stable::Tensor t_logits(const_cast<float*>(logits), {rows, columns}, ScalarType::Float);
+  const torch::stable::Tensor t_lengths(const_cast<int32_t*>(lengths), {rows}, ScalarType::Int);
+  torch::stable::Tensor t_indices(indices, {rows, k}, ScalarType::Int);
+  torch::stable::Tensor t_workspace(workspace, {vllm_persistent_topk_workspace_bytes()}, ScalarType::Byte);
+  persistent_topk(t_logits, t_lengths, t_indices, t_workspace, k, max_seq_len);
 }
 
 }  // namespace dsa::cuda

@@ -1,8 +1,10 @@
 // Stand-in for the slice of PyTorch's stable C++ API that vLLM's sampler.cu
-// uses (see ../cuda_compat.h): a tensor is a device pointer with a shape,
-// `empty` takes device memory from a small cache (as PyTorch's caching
-// allocator would, so a timed call pays no cudaMalloc), and the current
-// stream is the one the benchmark sets.
+// and topk.cu use (see ../cuda_compat.h): a tensor is a contiguous device
+// pointer with a shape, `empty` takes device memory from a small cache (as
+// PyTorch's caching allocator would, so a timed call pays no cudaMalloc), the
+// current stream is the one the benchmark sets, and the device properties are
+// read once per device (as PyTorch caches them). A failed check throws with
+// vLLM's own message, so a caller sees what vLLM refused.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -16,6 +18,9 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace torch::headeronly {
@@ -35,6 +40,12 @@ public:
       : data_(data), sizes_(std::move(sizes)), type_(type), owner_(std::move(owner)) {}
   int64_t size(int64_t d) const { return sizes_[size_t(d < 0 ? d + int64_t(sizes_.size()) : d)]; }
   int64_t dim() const { return int64_t(sizes_.size()); }
+  // Contiguous (row-major) strides: every tensor here is one.
+  int64_t stride(int64_t d) const {
+    int64_t s = 1;
+    for (size_t i = size_t(d < 0 ? d + dim() : d) + 1; i < sizes_.size(); ++i) s *= sizes_[i];
+    return s;
+  }
   int64_t numel() const {
     int64_t n = 1;
     for (int64_t s : sizes_) n *= s;
@@ -97,10 +108,30 @@ inline cudaStream_t& vllm_shim_stream() {
 }
 inline cudaStream_t get_current_cuda_stream() { return vllm_shim_stream(); }
 
-#define STD_TORCH_CHECK(cond, ...)                                       \
-  do {                                                                   \
-    if (!(cond)) {                                                       \
-      std::fprintf(stderr, "vllm shim: check failed: %s\n", #cond);      \
-      std::abort();                                                      \
-    }                                                                    \
+// The current device's properties, read on first use per device.
+inline const cudaDeviceProp* get_device_prop() {
+  static std::map<int, cudaDeviceProp> props;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) throw std::runtime_error("vllm shim: cudaGetDevice failed");
+  auto [it, fresh] = props.try_emplace(device);
+  if (fresh && cudaGetDeviceProperties(&it->second, device) != cudaSuccess) {
+    props.erase(it);
+    throw std::runtime_error("vllm shim: cudaGetDeviceProperties failed");
+  }
+  return &it->second;
+}
+
+template <class... Parts>
+std::string vllm_shim_message(const Parts&... parts) {
+  std::ostringstream s;
+  ((s << parts), ...);
+  return s.str();
+}
+
+#define STD_TORCH_CHECK(cond, ...)                                                                 \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      throw std::runtime_error(std::string("vllm: check failed: " #cond ": ") +                   \
+                               vllm_shim_message(__VA_ARGS__));                                    \
+    }                                                                                              \
   } while (0)

@@ -15,12 +15,16 @@ namespace dsa::cuda {
 void vllm_top_k_per_row_decode(const float* logits, int64_t rows, int64_t columns, int64_t next_n,
                                const int32_t* seq_lens, bool seq_lens_2d, int32_t* indices, int64_t k, void* stream);
 
-// vLLM's persistent_topk (vllm_persistent_topk.cu): lengths [rows], indices [rows][k]; it takes only
-// k == vllm_persistent_topk_k() and a workspace of vllm_persistent_topk_workspace_bytes() device bytes.
-int64_t vllm_persistent_topk_k();
+// vLLM's persistent_topk op (vllm_persistent_topk.cu), its dispatch included: persistent_topk_kernel
+// for at most 32 rows, FilteredTopK for more. lengths [rows] (every row starts at column 0),
+// max_seq_len their maximum (vLLM's argument: it tells the launch whether a row takes the
+// multi-block radix path, rows over 32768 columns), indices [rows][k], a workspace of
+// vllm_persistent_topk_workspace_bytes() device bytes. It takes the k of vllm_persistent_topk_takes
+// (512, 1024, 2048) and throws std::invalid_argument for another.
+bool vllm_persistent_topk_takes(int64_t k);
 int64_t vllm_persistent_topk_workspace_bytes();
 void vllm_persistent_topk(const float* logits, int64_t rows, int64_t columns, const int32_t* lengths,
-                          int32_t* indices, int64_t k, void* workspace, void* stream);
+                          int64_t max_seq_len, int32_t* indices, int64_t k, void* workspace, void* stream);
 
 // The same behind IndexerOps: the topk op on decode rows (every row starting at column 0).
 std::unique_ptr<IndexerOps> make_vllm_topk_ops();
