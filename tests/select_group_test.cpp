@@ -195,15 +195,14 @@ TEST(SelectRow, CoarseDigitIsTheClampedFp16DigitAndMonotone) {
     EXPECT_EQ(Row::coarse_digit(key), definition(key)) << key;
 }
 
-// The split's bounds: digit_floor(d) is the last key of digit d or below, for every digit.
+// The split's bounds: coarse_digit_floor(d) is the last key of digit d or below, for every digit.
 TEST(SelectRow, DigitFloorIsTheLastKeyAtOrBelowEachDigit) {
-  using Row = EmulatedRow<GroupWarp32>;
-  EXPECT_EQ(Row::digit_floor(-1), 0u);
-  EXPECT_EQ(Row::digit_floor(Row::kBins - 1), 0xffffffffu);
-  for (int d = 0; d < Row::kBins - 1; ++d) {
-    const uint32_t last = Row::digit_floor(d);
-    ASSERT_LE(int(Row::coarse_digit(last)), d) << "digit " << d;
-    ASSERT_GT(int(Row::coarse_digit(last + 1u)), d) << "digit " << d;
+  EXPECT_EQ(common::coarse_digit_floor(-1), 0u);
+  EXPECT_EQ(common::coarse_digit_floor(common::kCoarseBins - 1), 0xffffffffu);
+  for (int d = 0; d < common::kCoarseBins - 1; ++d) {
+    const uint32_t last = common::coarse_digit_floor(d);
+    ASSERT_LE(int(common::coarse_digit(last)), d) << "digit " << d;
+    ASSERT_GT(int(common::coarse_digit(last + 1u)), d) << "digit " << d;
   }
 }
 

@@ -2,7 +2,8 @@
 // with its baselines: the read-once floor (rows x columns x 4 bytes at the read
 // bandwidth measured here), vLLM's top_k_per_row_decode built from vLLM's
 // source (vllm_topk.cu; absent from a build without third_party/vllm) and its
-// persistent_topk (vllm_persistent_topk.cu, k = 2048 only in that version), and
+// persistent_topk op (vllm_persistent_topk.cu: k 512, 1024 and 2048, with vLLM's
+// dispatch, persistent_topk_kernel for <= 32 rows and FilteredTopK for more), and
 // ours: cuda_select's launch (the dispatch of select_group_plan: the row
 // kernel or the group kernel), the row kernel (a block per row) and the group
 // kernel (a row per cluster of G blocks, one block per SM, a cache of 4 tiles)
@@ -30,8 +31,9 @@
 // rows a few times (the group kernel at G blocks a row, then the row kernel),
 // and --profile-dense ROWS:COLS the decode top-k's dispatch (k 512), for a profiler;
 // --candidates-only leaves out the decode top-k's table.
+// --candidate-rows R1,R2,... times the candidate part at those row counts (default 8,64).
 //   select_speed [--json FILE] [--reps N] [--quick] [--compact-sweep] [--profile-compact G]
-//                [--profile-dense ROWS:COLS] [--candidates-only]
+//                [--profile-dense ROWS:COLS] [--candidates-only] [--candidate-rows R1,R2,...]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -135,17 +137,18 @@ struct Shape {
 // The candidate part (see the top of the file); returns its JSON records.
 __global__ void empty_kernel() {}
 
-std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cudaStream_t stream, bool sweep) {
+std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cudaStream_t stream, bool sweep,
+                           const std::vector<int64_t>& row_counts) {
   using dsa::common::CandidateMaskRows;
   using dsa::common::select::BlockScores;
   using dsa::common::select::CandidateColumns;
   constexpr int64_t kCols = 131072;
   constexpr int32_t kBlock = 8, kSlots = 2048, kTopk = 512;
   std::string records;
-  std::printf("\ncandidates (128k, %d blocks of %d, top %d), us: %-8s %8s %8s %9s %9s %9s %9s %9s %9s %9s %7s %5s %5s\n",
-              kSlots, kBlock, kTopk, "rows", "select", "mask", "dense tk", "mask+tk", "cand tk", "compact", "cmp grp",
-              "cmp row", "cmp shrt", "ratio", "kern", "same");
-  for (const int64_t rows : {int64_t(8), int64_t(64)}) {
+  std::printf("\ncandidates (128k, %d blocks of %d, top %d), us: %-8s %8s %8s %9s %9s %9s %9s %9s %9s %9s %9s %9s %7s %5s %5s\n",
+              kSlots, kBlock, kTopk, "rows", "select", "mask", "dense tk", "mask+tk", "cand tk", "cand grp", "cand shrt",
+              "compact", "cmp grp", "cmp row", "cmp shrt", "ratio", "kern", "same");
+  for (const int64_t rows : row_counts) {
     const size_t bytes = size_t(rows * kCols) * 4;
     const int sets = std::max<int>(3, int((3 * size_t(prop.l2CacheSize) + bytes - 1) / bytes));
     const size_t n_sets = static_cast<size_t>(sets);
@@ -185,12 +188,19 @@ std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cuda
     const float t_dense = time_us(
         [&](int i) { dsa::cuda::launch_select(DenseRows{at(work, i), kCols, span}, dense_plan, o, stream); }, sets, reps,
         stream);
-    const float t_cand = time_us(
-        [&](int i) {
-          dsa::cuda::launch_select(CandidateColumns{at(dense, i), kCols, span, at(blocks, i), kSlots, kBlock, false},
-                                   cand_plan, o, stream);
-        },
-        sets, reps, stream);
+    // The candidate top-k over the dense rows' candidate columns: as dispatched, by the group kernel alone and by
+    // the short-row kernel alone (the dispatch's choice between the two for rows of one tile).
+    auto time_cand = [&](const GroupPlan& plan) {
+      return time_us(
+          [&](int i) {
+            dsa::cuda::launch_select(CandidateColumns{at(dense, i), kCols, span, at(blocks, i), kSlots, kBlock, false},
+                                     plan, o, stream);
+          },
+          sets, reps, stream);
+    };
+    const float t_cand = time_cand(cand_plan);
+    const float t_cand_group = time_cand(GroupPlan{cand_plan.k, cand_plan.group, false, false});
+    const float t_cand_short = time_cand(GroupPlan{cand_plan.k, cand_plan.group, false, true});
     // The fused launch's top-k half over the compact rows, by a plan: as dispatched, by each kernel.
     auto compact_src = [&](int i) {
       return CandidateColumns{at(compact, i), int64_t(kSlots) * kBlock, span, at(blocks, i), kSlots, kBlock, true};
@@ -239,20 +249,22 @@ std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cuda
     }
     const float dense_path = t_mask + t_dense;
     const char* compact_kernel = cand_plan.short_row ? "short" : cand_plan.row_kernel ? "row" : "group";
-    std::printf("%*s %8lld %8.1f %8.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %7.2f %5s %5s\n", 48, "", (long long)rows,
-                t_select, t_mask, t_dense, dense_path, t_cand, t_compact, t_compact_group, t_compact_row, t_compact_short,
-                dense_path / t_compact, compact_kernel, compact_same ? "yes" : "NO");
+    std::printf("%*s %8lld %8.1f %8.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %7.2f %5s %5s\n", 48, "",
+                (long long)rows, t_select, t_mask, t_dense, dense_path, t_cand, t_cand_group, t_cand_short, t_compact,
+                t_compact_group, t_compact_row, t_compact_short, dense_path / t_compact, compact_kernel,
+                compact_same ? "yes" : "NO");
     std::fflush(stdout);
     char rec[1024];
     std::snprintf(rec, sizeof rec,
                   "%s{\"rows\": %lld, \"columns\": %lld, \"block_size\": %d, \"slots\": %d, \"k\": %d, "
                   "\"candidate_select_us\": %.2f, \"mask_us\": %.2f, \"dense_topk_us\": %.2f, \"candidate_topk_us\": %.2f, "
+                  "\"candidate_topk_group_kernel_us\": %.2f, \"candidate_topk_short_kernel_us\": %.2f, "
                   "\"compact_topk_us\": %.2f, \"compact_topk_group_kernel_us\": %.2f, \"compact_topk_row_kernel_us\": %.2f, "
                   "\"compact_topk_short_kernel_us\": %.2f, \"compact_kernel\": \"%s\", \"compact_kernels_same_array\": %s, "
                   "\"compact_row_kernel\": %s, "
                   "\"dense_row_kernel\": %s, \"floor_dense_row_us\": %.2f, \"floor_compact_row_us\": %.2f}",
                   records.empty() ? "" : ",\n    ", (long long)rows, (long long)kCols, kBlock, kSlots, kTopk, t_select,
-                  t_mask, t_dense, t_cand, t_compact, t_compact_group, t_compact_row, t_compact_short, compact_kernel,
+                  t_mask, t_dense, t_cand, t_cand_group, t_cand_short, t_compact, t_compact_group, t_compact_row, t_compact_short, compact_kernel,
                   compact_same ? "true" : "false", cand_plan.row_kernel ? "true" : "false",
                   dense_plan.row_kernel ? "true" : "false", double(bytes) / (bw * 1e3),
                   double(rows * kSlots * kBlock * 4) / (bw * 1e3));
@@ -321,8 +333,25 @@ int main(int argc, char** argv) {
   bool quick = false, sweep = false, candidates_only = false;
   int profile_group = 0;
   long long profile_rows = 0, profile_cols = 0;
+  std::vector<int64_t> candidate_rows = {8, 64};
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
+    else if (!std::strcmp(argv[i], "--candidate-rows") && i + 1 < argc) {
+      const char* list = argv[++i];
+      candidate_rows.clear();
+      for (const char* c = list;; ++c) {
+        char* end = nullptr;
+        const long long n = std::strtoll(c, &end, 10);
+        if (end == c || n < 1 || n > 4096 || (*end && *end != ',')) {
+          std::fprintf(stderr, "select_speed: --candidate-rows takes row counts 1..4096 separated by commas, got '%s'\n",
+                       list);
+          return 2;
+        }
+        candidate_rows.push_back(n);
+        if (!*end) break;
+        c = end;
+      }
+    }
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--compact-sweep")) sweep = true;
@@ -334,7 +363,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: select_speed [--json FILE] [--reps N] [--quick] [--compact-sweep] [--profile-compact G]"
-                   " [--profile-dense ROWS:COLS] [--candidates-only]\n");
+                   " [--profile-dense ROWS:COLS] [--candidates-only] [--candidate-rows R1,R2,...]\n");
       return 2;
     }
   }
@@ -360,6 +389,11 @@ int main(int argc, char** argv) {
   if (quick) shapes = {{64, 131072}}, ks = {2048}, kinds = {Kind::normal};
   if (candidates_only) shapes.clear();
 
+#if DSA_BENCH_VLLM_PERSISTENT
+  // What `pers` times: the whole op as vLLM dispatches it, so its kernel depends on the rows.
+  std::printf("pers: vLLM persistent_topk op at k 512/1024/2048 (topk.cu's dispatch: persistent_topk_kernel for <= 32 rows, "
+              "FilteredTopK for more)\n");
+#endif
   std::string records;
   std::printf("%-11s %5s %-10s %9s %3s %4s %9s %9s %9s %9s %9s %9s %8s %8s %6s %6s %6s %6s %9s %8s %6s %6s\n", "shape", "k",
               "data", "floor us", "G", "row", "ours us", "row us", "group us", "1024t us", "tree us", "vllm us", "ours/fl",
@@ -473,13 +507,13 @@ int main(int argc, char** argv) {
         vllm_runs_differ = rows_differing(v1, download(out_vllm, size_t(s.rows) * k), s.rows, k);
         vs_vllm = rows_differing(first, v1, s.rows, k);
 #endif
-        // vLLM's persistent_topk (its k only): time, run-to-run sets, sets against ours.
+        // vLLM's persistent_topk op (the k it takes): time, run-to-run sets, sets against ours.
         float t_pers = -1;
         int64_t pers_runs_differ = -1, vs_pers = -1;
 #if DSA_BENCH_VLLM_PERSISTENT
-        if (k == dsa::cuda::vllm_persistent_topk_k()) {
+        if (dsa::cuda::vllm_persistent_topk_takes(k)) {
           auto pers = [&](int i) {
-            dsa::cuda::vllm_persistent_topk(inputs[size_t(i % sets)], s.rows, s.cols, d_lens, out_vllm, k,
+            dsa::cuda::vllm_persistent_topk(inputs[size_t(i % sets)], s.rows, s.cols, d_lens, s.cols, out_vllm, k,
                                             persistent_ws, stream);
           };
           t_pers = time_us(pers, sets, reps, stream);
@@ -530,7 +564,7 @@ int main(int argc, char** argv) {
 #if DSA_BENCH_VLLM_PERSISTENT
   CHECK(cudaFree(persistent_ws));
 #endif
-  const std::string candidates = candidate_part(bw, reps, prop, stream, sweep);
+  const std::string candidates = candidate_part(bw, reps, prop, stream, sweep, candidate_rows);
   if (!json.empty()) {
     FILE* f = std::fopen(json.c_str(), "w");
     if (!f) return 1;

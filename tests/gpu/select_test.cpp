@@ -190,8 +190,9 @@ TEST(CudaSelect, TakesAnyKAndRowsPastTheCache) {
   Rng rng(4);
   const auto c = twins_testing::make_case({20000}, 20000, RowKind::normal, rng);
   EXPECT_TRUE(same_sets_as_reference(twins_testing::run_topk(*ops, c.logits, c.bounds, 5000), c));
-  const auto short_row = twins_testing::make_case({8000}, 8000, RowKind::normal, rng);
-  EXPECT_TRUE(same_sets_as_reference(twins_testing::run_topk(*ops, short_row.logits, short_row.bounds, 7000), short_row));
+  // One row just past a tile (rows of one tile go to the short-row kernel), k close to its length.
+  const auto short_row = twins_testing::make_case({17000}, 17000, RowKind::normal, rng);
+  EXPECT_TRUE(same_sets_as_reference(twins_testing::run_topk(*ops, short_row.logits, short_row.bounds, 16000), short_row));
   for (const RowKind kind : {RowKind::normal, RowKind::quantized, RowKind::minus_inf_heavy}) {
     const auto long_rows = twins_testing::make_case({1000003, 300000}, 1000003, kind, rng);
     const TopkIndices got = twins_testing::run_topk(*ops, long_rows.logits, long_rows.bounds, 2048);
@@ -225,21 +226,24 @@ TEST(CudaSelect, RowKernelTakesManyRowsStagedAndPastTheStage) {
     }
 }
 
-// Many rows that one block's registers hold (at most 16384 entries): the
-// short-row kernel, on every row kind, at k from 1 to past the row, rows
-// walked by a persistent grid (more rows than blocks); the dispatch's choice
-// is asserted, so this tests it.
+// Rows that one block's registers hold (at most 16384 entries): the short-row
+// kernel at any row count, on every row kind, at k from 1 to past the row,
+// rows walked by a persistent grid (more rows than blocks); the dispatch's
+// choice is asserted, so this tests it.
 TEST(CudaSelect, ShortRowKernelTakesRowsOfOneTile) {
   REQUIRE_SM90();
   const std::vector<int64_t> cycle = {0, 1, 511, 512, 4097, 8192, 16383, 16384};
   std::vector<int64_t> lens;
   for (int r = 0; r < 300; ++r) lens.push_back(cycle[size_t(r) % cycle.size()]);
   const int64_t rows = int64_t(lens.size());
-  ASSERT_TRUE(cuda::select_short_kernel(rows, 16384, 1));
-  ASSERT_FALSE(cuda::select_short_kernel(rows, 16385, 1));  // past one tile: the group kernel
-  ASSERT_FALSE(cuda::select_short_kernel(rows, 2048, 8));   // block scores read 8 values an entry
-  ASSERT_FALSE(cuda::select_short_kernel(8, 16384, 1));     // few rows: the clusters spread them over more SMs
+  ASSERT_TRUE(cuda::select_short_kernel(16384, 1));
+  ASSERT_FALSE(cuda::select_short_kernel(16385, 1));  // past one tile: the group kernel
+  ASSERT_FALSE(cuda::select_short_kernel(2048, 8));   // block scores read 8 values an entry
+  ASSERT_TRUE(cuda::select_short_kernel(1, 1));       // even one entry
   auto ops = cuda::make_cuda_select_ops();
+  Rng few_rng(89);
+  const auto few = twins_testing::make_case({16384, 9000, 0, 1}, 16384, RowKind::normal, few_rng);
+  EXPECT_TRUE(same_sets_as_reference(twins_testing::run_topk(*ops, few.logits, few.bounds, 512), few));
   uint64_t seed = 90;
   for (const RowKind kind : twins_testing::kAllRowKinds)
     for (const int k : {1, 512, 2048, 20000}) {

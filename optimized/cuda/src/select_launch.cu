@@ -61,13 +61,16 @@ bool select_row_kernel(int64_t rows, int64_t widest_entries, int32_t reads_per_e
 }
 
 // The short-row kernel for rows that one block's registers hold (at most
-// 16384 entries, one value an entry) once they are at least a quarter of the
-// SMs' count, as the row kernel: 64 compact rows of 16384 candidate logits
-// 18.6 us against the group kernel's 20.0, 8 rows 17.6 against 17.1
-// (bench/gpu/SELECT_RESULTS.md, run 26). Since run 30's list ranks, 8 rows
-// take 15.7 us against 17.1; not moved yet (docs/cuda.md says why).
-bool select_short_kernel(int64_t rows, int64_t widest_entries, int32_t reads_per_entry) {
-  return reads_per_entry == 1 && widest_entries <= sk::kShortCapacity && 4 * rows >= sm_count();
+// 16384 entries, one value an entry), at any row count: since its first pass
+// counts the end bins in registers and its marking compares keys (run 34) it is
+// the faster kernel from 1 to 128 rows, on compact rows (14.3-18.3 us against
+// the group kernel's 16.0-26.4) and on the candidate columns of dense rows
+// (16.7-22.7 against 17.1-31.7): a block a row beats spreading a row of one
+// tile over a cluster even where most SMs stay idle (bench/gpu/SELECT_RESULTS.md,
+// run 34; before it the group kernel was the faster one below a quarter of the
+// SMs' count, run 26).
+bool select_short_kernel(int64_t widest_entries, int32_t reads_per_entry) {
+  return reads_per_entry == 1 && widest_entries <= sk::kShortCapacity;
 }
 
 common::select::GroupPlan select_group_plan(int64_t rows, int64_t widest_entries, int32_t k, const char* op,
@@ -81,7 +84,7 @@ common::select::GroupPlan select_group_plan(int64_t rows, int64_t widest_entries
     throw Unsupported(what + ": at most 2^31 - 1 blocks, got " + std::to_string(rows) + " rows of " +
                       std::to_string(g) + " blocks");
   return {k, g, select_row_kernel(rows, widest_entries, reads_per_entry),
-          select_short_kernel(rows, widest_entries, reads_per_entry)};
+          select_short_kernel(widest_entries, reads_per_entry)};
 }
 
 void launch_select(const common::select::DenseRows& src, const common::select::GroupPlan& plan, int32_t* out,

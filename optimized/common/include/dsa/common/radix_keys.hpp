@@ -50,6 +50,22 @@ DSA_HD inline uint32_t coarse_digit(uint32_t key) {
   return ((key >> 21) & 1024u) | magnitude;
 }
 
+// The largest key whose coarse digit is at most d (0 below every digit, the
+// largest key past them): "digit > d" is "key > coarse_digit_floor(d)" for
+// every key but kNoEntryKey, since the digit is monotone in the key, so a scan
+// against a threshold bin compares keys and computes no digit. In closed form
+// (a binary search per row cost 512 threads x 3 x 32 digits, 8 instructions a
+// key of a 128k row): a digit's keys are one run, which ends where its 5
+// mantissa bits (or, for magnitude 0, exponent 112's first 5 mantissa bits) end.
+DSA_HD inline uint32_t coarse_digit_floor(int d) {
+  if (d < 0) return 0u;
+  if (d >= kCoarseBins - 1) return 0xffffffffu;
+  const uint32_t sign = uint32_t(d) >> 10, magnitude = uint32_t(d) & 1023u;
+  if (magnitude == 1023u) return (sign << 31) | 0x7fffffffu;
+  const uint32_t first = (((magnitude >> 5) + 112u) << 23) | ((magnitude & 31u) << 18);
+  return (sign << 31) | (first + (1u << 18) - 1u);
+}
+
 // fp32 -> fp16 bits with round-to-nearest-even and overflow to infinity, as
 // CUDA's __float2half. NaN is not handled here (callers test it first).
 DSA_HD inline uint16_t float_to_half_bits(float v) {

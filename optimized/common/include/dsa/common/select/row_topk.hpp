@@ -30,7 +30,7 @@
 // also staged in shared memory, so every later step reads shared memory only;
 // a longer row is read again from global memory (L2 holds much of it) once.
 // That one scan compares keys against the threshold bin's bounds in key space
-// (digit_floor: no digit per key), marks the entries above the bin in a bitmap
+// (coarse_digit_floor: no digit per key), marks the entries above the bin in a bitmap
 // of the row and lists the entries in it (positions, and the keys of a row not
 // staged); the radix passes of block_topk.hpp (11, 11 and 10 bits of the key)
 // then count the list only. The list's entries above the final cut join the
@@ -59,6 +59,7 @@
 #include "dsa/common/select/bitmap_ranks.hpp"
 #include "dsa/common/select/block_scan.hpp"
 #include "dsa/common/select/block_topk.hpp"
+#include "dsa/common/select/coarse_histogram.hpp"
 #include "dsa/common/select/row_sample.hpp"
 #include "dsa/common/threshold.hpp"
 
@@ -96,7 +97,7 @@ struct RowTopK {
     missed_short,     // fewer than k at or above it: the histogram's way
   };
   struct Shared {
-    int32_t hist[kBins + kLanes];  // past kBins: a slot per lane for the keys counted in registers
+    int32_t hist[CoarseHistogram<Arch>::kSlots];  // past kBins: a slot per lane (coarse_histogram.hpp)
     int32_t scalars[kSlots][kScalars];  // a pass's threshold: its own slot, so no pass waits to reset one
     uint32_t warp_totals[kWarps];
     uint32_t warp_min[kWarps], warp_max[kWarps];  // the threshold bin's key range, per warp
@@ -114,22 +115,6 @@ struct RowTopK {
   static_assert(kBins == kCoarseBins, "the histogram of the coarse digit");
   DSA_HD static uint32_t coarse_digit(uint32_t key) { return common::coarse_digit(key); }
 
-  // The largest key whose coarse digit is at most d (0 below every digit,
-  // the largest key past them): "digit > d" is "key > digit_floor(d)" for
-  // every key but kNoEntryKey, since the digit is monotone in the key. In
-  // closed form (a binary search per row cost 512 threads x 3 x 32 digits,
-  // 8 instructions a key of a 128k row): a digit's keys are one run, which
-  // ends where its 5 mantissa bits (or, for magnitude 0, exponent 112's
-  // first 5 mantissa bits) end.
-  DSA_HD static uint32_t digit_floor(int d) {
-    if (d < 0) return 0u;
-    if (d >= kBins - 1) return 0xffffffffu;
-    const uint32_t sign = uint32_t(d) >> 10, magnitude = uint32_t(d) & 1023u;
-    if (magnitude == 1023u) return (sign << 31) | 0x7fffffffu;
-    const uint32_t first = (((magnitude >> 5) + 112u) << 23) | ((magnitude & 31u) << 18);
-    return (sign << 31) | (first + (1u << 18) - 1u);
-  }
-
   // Each warp's smallest lo and largest hi, into warp_min and warp_max; the
   // caller syncs, then reduces the warps' (the block's range).
   DSA_HD static void warp_min_max(const Arch& a, Shared& sh, uint32_t lo, uint32_t hi) {
@@ -140,16 +125,6 @@ struct RowTopK {
       hi = h > hi ? h : hi;
     }
     if (Block::lane(a) == 0) sh.warp_min[Block::warp(a)] = lo, sh.warp_max[Block::warp(a)] = hi;
-  }
-
-  // Adds v of every lane of the warp to *p, once.
-  DSA_HD static void warp_add(const Arch& a, int32_t* p, int32_t v) {
-    DSA_UNROLL
-    for (int d = 1; d < kLanes; d *= 2) {
-      const int32_t y = a.shfl_up(v, d);
-      if (Block::lane(a) >= d) v += y;
-    }
-    if (Block::lane(a) == kLanes - 1 && v != 0) a.atomic_add_shared(p, v);
   }
 
   template <class Source>
@@ -250,7 +225,7 @@ struct RowTopK {
   // The histogram, both bitmaps, the thresholds and the list emptied (then a sync).
   DSA_HD static void clear(const Arch& a, Shared& sh, int words) {
     const int t = a.thread();
-    for (int b = t; b < kBins + kLanes; b += kThreads) sh.hist[b] = 0;
+    for (int b = t; b < CoarseHistogram<Arch>::kSlots; b += kThreads) sh.hist[b] = 0;
     for (int w = t; w < words; w += kThreads) sh.above_bits[w] = 0, sh.tied_bits[w] = 0;
     if (t < kSlots) sh.scalars[t][kBin] = -1;
     if (t == 0) sh.list_size = 0;
@@ -265,23 +240,13 @@ struct RowTopK {
                                             int count, int words, bool staged) {
     const int t = a.thread();
     // Pass 1: every key counted (and staged).
-    int32_t low = 0, high = 0;
+    CoarseHistogram<Arch> counted;
     stream_row(a, src, r, count, [&](int p0, const Quad& q) {
       if (staged && p0 < count) *reinterpret_cast<Quad*>(sh.stage + p0) = q;
       DSA_UNROLL
-      for (int v = 0; v < 4; ++v) {
-        const bool in = q.key[v] != kNoEntryKey;
-        const uint32_t d = coarse_digit(q.key[v]);
-        low += in && d == 0u;
-        high += d == uint32_t(kBins - 1);
-        // One atomic a key and no branch: a key of an end bin (or no entry) counts in its
-        // lane's own slot past the histogram, so a row of -inf or NaN meets no conflict.
-        const bool counted = in && d - 1u < uint32_t(kBins - 2);
-        a.atomic_add_shared(&sh.hist[counted ? int(d) : kBins + Block::lane(a)], 1);
-      }
+      for (int v = 0; v < 4; ++v) counted.count(a, sh.hist, q.key[v]);
     });
-    warp_add(a, &sh.hist[0], low);
-    warp_add(a, &sh.hist[kBins - 1], high);
+    counted.flush(a, sh.hist);
     a.sync();
     const Found f0 = threshold(a, sh, 0, kBins, k);
 
@@ -300,9 +265,9 @@ struct RowTopK {
     }
     // The split in key space: above the cut `key > up_floor`, in the threshold bin
     // `bin_floor < key <= bin_top` (never when there is nothing to refine).
-    const uint32_t up_floor = digit_floor(above_digit);
-    const uint32_t bin_floor = refine ? digit_floor(f0.bin - 1) : 0xffffffffu;
-    const uint32_t bin_top = refine ? digit_floor(f0.bin) : 0u;
+    const uint32_t up_floor = coarse_digit_floor(above_digit);
+    const uint32_t bin_floor = refine ? coarse_digit_floor(f0.bin - 1) : 0xffffffffu;
+    const uint32_t bin_top = refine ? coarse_digit_floor(f0.bin) : 0u;
     uint32_t* pair_keys = sh.stage;
     uint32_t* pair_positions = sh.stage + kPairCap;
     uint32_t bin_min = 0xffffffffu, bin_max = 0u;

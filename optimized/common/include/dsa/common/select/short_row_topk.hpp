@@ -12,10 +12,13 @@
 // 16384, bench/gpu/SELECT_RESULTS.md, run 26). This body takes:
 //   1. the keys into registers, each counted in a histogram of its coarse
 //      digit (radix_keys.hpp: the digit spreads N(0, 1) logits over hundreds
-//      of bins, so the threshold bin holds a few dozen entries);
+//      of bins, so the threshold bin holds a few dozen entries; the end bins
+//      counted in registers, coarse_histogram.hpp);
 //   2. one scan of the histogram: the threshold bin, the entries above it;
-//   3. one pass over the keys: an entry above the bin is chosen (its bit set
-//      in a bitmap of the row), an entry in the bin goes to a list;
+//   3. one pass over the keys, compared with the bin's bounds in key space
+//      (coarse_digit_floor: no digit per key): an entry above the bin is
+//      chosen (its bit set in a bitmap of the row), an entry in the bin goes
+//      to a list;
 //   4. the list's entries ranked against each other (key, then the lower
 //      position: the reference's order), the first `remaining` chosen;
 //   5. one scan of the bitmap's popcounts: an entry's output rank is the
@@ -35,6 +38,7 @@
 #include "dsa/common/radix_keys.hpp"
 #include "dsa/common/select/bitmap_ranks.hpp"
 #include "dsa/common/select/block_topk.hpp"
+#include "dsa/common/select/coarse_histogram.hpp"
 #include "dsa/common/threshold.hpp"
 
 namespace dsa::common::select {
@@ -68,7 +72,7 @@ struct ShortRowTopK {
   };
   struct Shared {
     typename Block::Shared block;  // the radix passes of a bin past the list, and the scans' warp totals
-    int32_t hist[kBins];
+    int32_t hist[CoarseHistogram<Arch>::kSlots];  // past kBins: a slot per lane that nothing reads
     int32_t scalars[kScalars];
     int32_t list_size;
     uint32_t list_key[kListCap];
@@ -81,7 +85,7 @@ struct ShortRowTopK {
   // Clears what a row counts into and marks. Every row ends with it, after a barrier.
   DSA_HD static void clear(const Arch& a, Shared& sh) {
     const int t = a.thread();
-    for (int b = t; b < kBins; b += kThreads) sh.hist[b] = 0;
+    for (int b = t; b < CoarseHistogram<Arch>::kSlots; b += kThreads) sh.hist[b] = 0;
     for (int w = t; w < kWords; w += kThreads) sh.above_bits[w] = 0, sh.tied_bits[w] = 0;
     if (t == 0) sh.list_size = 0, sh.scalars[kBin] = -1;
   }
@@ -139,6 +143,11 @@ struct ShortRowTopK {
     int32_t remaining;  // the entries to choose from the bin
     DSA_HD bool whole() const { return way == Way::whole_bin; }
     DSA_HD bool listed() const { return way == Way::listed; }
+    // In key space: an entry is chosen by the marking pass when its key is above `chosen_above` (every
+    // entry where every one is chosen: kNoEntryKey is 0), and is in the bin when bin_floor < key <= bin_top.
+    DSA_HD uint32_t chosen_above() const { return coarse_digit_floor(whole() ? bin - 1 : bin); }
+    DSA_HD uint32_t bin_floor() const { return coarse_digit_floor(bin - 1); }
+    DSA_HD uint32_t bin_top() const { return coarse_digit_floor(bin); }
   };
   DSA_HD static Plan plan(const Found& f, int32_t k) {
     // Every entry is chosen (bin -1 then: every digit is above it), the bin is taken whole, or its entries
@@ -154,6 +163,9 @@ struct ShortRowTopK {
   // (its tile position); returns this thread's entries of a listed bin.
   DSA_HD static int mark(const Arch& a, Shared& sh, const uint32_t (&keys)[kItems], const Plan& pl) {
     const int t = a.thread();
+    const uint32_t above = pl.chosen_above();
+    // Nothing is listed unless the bin is (an empty range in key space).
+    const uint32_t floor = pl.listed() ? pl.bin_floor() : 0xffffffffu, top = pl.bin_top();
     int listed_here = 0;
     DSA_UNROLL
     for (int j = 0; j < kRuns; ++j) {
@@ -162,10 +174,8 @@ struct ShortRowTopK {
       DSA_UNROLL
       for (int v = 0; v < 4; ++v) {
         const uint32_t key = keys[4 * j + v];
-        const int d = int(coarse_digit(key));
-        const bool in = key != kNoEntryKey;
-        chosen |= uint32_t(in && (d > pl.bin || (pl.whole() && d == pl.bin))) << v;
-        listed_here += int(pl.listed() && in && d == pl.bin);
+        chosen |= uint32_t(key > above) << v;
+        listed_here += int(key > floor && key <= top);
       }
       // A run's four positions lie in one word (p0 is a multiple of four).
       if (chosen) a.atomic_or_shared(&sh.above_bits[p0 / 32], chosen << (p0 % 32));
@@ -177,8 +187,8 @@ struct ShortRowTopK {
   // (a ballot per key cost more than the pass's other work): reserve(n) returns the first of n slots,
   // put(slot, key, tile position) writes one. Every thread calls it (the shuffles).
   template <class Reserve, class Put>
-  DSA_HD static void list_bin(const Arch& a, const uint32_t (&keys)[kItems], int bin, int listed_here, Reserve&& reserve,
-                              Put&& put) {
+  DSA_HD static void list_bin(const Arch& a, const uint32_t (&keys)[kItems], const Plan& pl, int listed_here,
+                              Reserve&& reserve, Put&& put) {
     const int t = a.thread(), lane = Block::lane(a);
     int before = listed_here;  // an inclusive scan over the warp
     DSA_UNROLL
@@ -190,10 +200,11 @@ struct ShortRowTopK {
     if (lane == Arch::kLanes - 1 && before > 0) slot = reserve(before);
     slot = a.shfl(slot, Arch::kLanes - 1) + before - listed_here;
     if (listed_here > 0) {
+      const uint32_t floor = pl.bin_floor(), top = pl.bin_top();
       DSA_UNROLL
       for (int i = 0; i < kItems; ++i) {
         const uint32_t key = keys[i];
-        if (key != kNoEntryKey && int(coarse_digit(key)) == bin) put(slot++, key, uint32_t(Block::position(t, i)));
+        if (key > floor && key <= top) put(slot++, key, uint32_t(Block::position(t, i)));
       }
     }
   }
@@ -253,8 +264,10 @@ struct ShortRowTopK {
     const int n = int(src.entries(r));
     uint32_t keys[kItems];
     src.template load<kThreads, kItems>(a, r, 0, n, keys);
+    CoarseHistogram<Arch> counted;
     DSA_UNROLL
-    for (int i = 0; i < kItems; ++i) Block::add(a, sh.hist, keys[i] != kNoEntryKey, coarse_digit(keys[i]));
+    for (int i = 0; i < kItems; ++i) counted.count(a, sh.hist, keys[i]);
+    counted.flush(a, sh.hist);
     a.sync();
     const Found f = threshold(a, sh, k);
     const Plan pl = plan(f, k);
@@ -262,7 +275,7 @@ struct ShortRowTopK {
     const int listed_here = mark(a, sh, keys, pl);
     if (pl.listed())  // block-uniform; the list holds the bin's f.count <= kListCap entries
       list_bin(
-          a, keys, pl.bin, listed_here, [&](int n_here) { return a.atomic_add_shared(&sh.list_size, n_here); },
+          a, keys, pl, listed_here, [&](int n_here) { return a.atomic_add_shared(&sh.list_size, n_here); },
           [&](int slot, uint32_t key, uint32_t pos) {
             if (slot < kListCap) sh.list_key[slot] = key, sh.list_pos[slot] = pos;
           });

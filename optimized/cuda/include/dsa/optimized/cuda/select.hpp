@@ -37,8 +37,9 @@ int32_t select_group_size(int64_t rows, int64_t widest_entries);
 // Whether such a launch runs the row kernel (RowTopK: a block per row) instead of clusters: the one dispatch.
 // reads_per_entry: the values the source reads for one entry (block scores: the block size).
 bool select_row_kernel(int64_t rows, int64_t widest_entries, int32_t reads_per_entry = 1);
-// Whether it runs the short-row kernel (ShortRowTopK: a block per row held in registers); it comes first.
-bool select_short_kernel(int64_t rows, int64_t widest_entries, int32_t reads_per_entry = 1);
+// Whether it runs the short-row kernel (ShortRowTopK: a block per row held in registers), at any row count; it
+// comes first.
+bool select_short_kernel(int64_t widest_entries, int32_t reads_per_entry = 1);
 common::select::GroupPlan select_group_plan(int64_t rows, int64_t widest_entries, int32_t k, const char* op,
                                             int32_t reads_per_entry = 1);
 void launch_select(const common::select::DenseRows& src, const common::select::GroupPlan& plan, int32_t* out,
