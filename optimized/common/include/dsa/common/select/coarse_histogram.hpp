@@ -9,7 +9,7 @@
 // counter; its atomic (and that of a key of no entry) goes to its lane's own
 // slot past the histogram, which nothing reads. Sharing one bin's counter
 // between peers of a warp (a ballot and a shuffle a key) cost 28 instructions
-// a key against this one's 12 (ncu of the short-row kernel, SELECT_RESULTS.md
+// a key against this one's 14 (ncu of the short-row kernel, SELECT_RESULTS.md
 // run 34); a bin shared by a whole warp (a row of one finite value) is left to
 // the hardware's serialisation of the atomics.
 #pragma once

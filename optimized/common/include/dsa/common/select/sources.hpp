@@ -151,24 +151,30 @@ struct CandidateColumns {
     const int64_t len = span.length(r);
     const float* row = values + r * row_stride + (compact ? 0 : span.begin(r));
     if (block_size % 4 == 0 && first % 4 == 0) {  // a run of four columns lies in one block: one lookup, one load
-      const uint32_t bs = uint32_t(block_size);
+      // In 32 bits (the launches refuse rows past 2^31 - 1 entries), the row's alignment decided once: 64-bit
+      // positions made this load about 48 instructions a key, their addresses spilled (ncu, SELECT_RESULTS.md
+      // run 35). A run is one 16-byte load where its four values lie in the row: a compact row holds every
+      // slot's values (those past L_r unwritten, their keys masked), a dense row's run must end by L_r.
+      const uint32_t bs = uint32_t(block_size), n = uint32_t(count), length = uint32_t(len), at = uint32_t(first);
+      const int32_t* row_blocks = blocks + r * slots;
+      const bool aligned = (reinterpret_cast<uintptr_t>(row) & 15u) == 0;
       DSA_UNROLL
       for (int run = 0; run < kItems / 4; ++run) {
-        const int64_t p0 = item_position<kThreads>(a.thread(), run * 4), col = first + p0;
+        const uint32_t p0 = uint32_t(run * kThreads * 4 + a.thread() * 4), col = at + p0;
         uint32_t k4[4] = {kNoEntryKey, kNoEntryKey, kNoEntryKey, kNoEntryKey};
-        const int32_t b = p0 < count ? blocks[r * slots + uint32_t(col) / bs] : -1;
+        const int32_t b = p0 < n ? row_blocks[col / bs] : -1;
         if (b >= 0) {
-          const int64_t pos = int64_t(b) * block_size + uint32_t(col) % bs;
+          const uint32_t pos = uint32_t(b) * bs + col % bs;
           const float* from = row + (compact ? col : pos);
-          if ((reinterpret_cast<uintptr_t>(from) & 15u) == 0 && p0 + 4 <= count && pos + 4 <= len) {
+          if (aligned && p0 + 4 <= n && (compact || pos + 4 <= length)) {
             float v[4];
             a.load4(from, v);
             DSA_UNROLL
-            for (int q = 0; q < 4; ++q) k4[q] = order_key(v[q]);
+            for (int q = 0; q < 4; ++q) k4[q] = pos + q < length ? order_key(v[q]) : kNoEntryKey;
           } else {
             DSA_UNROLL
             for (int q = 0; q < 4; ++q)
-              if (p0 + q < count && pos + q < len) k4[q] = order_key(from[q]);
+              if (p0 + q < n && pos + q < length) k4[q] = order_key(from[q]);
           }
         }
         DSA_UNROLL
@@ -209,19 +215,21 @@ struct StagedCandidateRow {
 
   DSA_HD int64_t rows() const { return 1; }
   DSA_HD int64_t entries(int64_t) const { return int64_t(slots) * block_size; }
-  // Positions [first, first + count), first a multiple of 4 (ShortRowTopK loads the row from 0).
+  // Positions [first, first + count), first a multiple of 4 (ShortRowTopK loads the row from 0); in 32 bits,
+  // as CandidateColumns' runs.
   template <int kThreads, int kItems, class Arch>
   DSA_HD void load(const Arch& a, int64_t, int64_t first, int64_t count, uint32_t (&keys)[kItems]) const {
-    const uint32_t bs = uint32_t(block_size);
+    const uint32_t bs = uint32_t(block_size), n = uint32_t(count), at = uint32_t(first);
+    const int32_t len = int32_t(length);
     int32_t b[kItems / 4];
     DSA_UNROLL
     for (int run = 0; run < kItems / 4; ++run) {  // every load first, none under a divergent branch
-      const int64_t p0 = item_position<kThreads>(a.thread(), run * 4);
+      const uint32_t p0 = uint32_t(run * kThreads * 4 + a.thread() * 4);
       float four[4] = {0, 0, 0, 0};
       b[run] = -1;
       // A run the block's count ends before (block-uniform: a slice of the row) loads nothing.
-      if (int64_t(run) * kThreads * 4 < count) {
-        const uint32_t col = p0 + 4 <= count ? uint32_t(first + p0) : 0u;  // past the row: column 0, unused
+      if (uint32_t(run * kThreads * 4) < n) {
+        const uint32_t col = p0 + 4 <= n ? at + p0 : 0u;  // past the row: column 0, unused
         b[run] = blocks[col / bs];
         a.load4(values + col, four);
       }
@@ -230,15 +238,14 @@ struct StagedCandidateRow {
     }
     DSA_UNROLL
     for (int run = 0; run < kItems / 4; ++run) {
-      const int64_t p0 = item_position<kThreads>(a.thread(), run * 4);
-      const uint32_t col = uint32_t(first + p0);
-      const bool in = p0 + 4 <= count;
+      const uint32_t p0 = uint32_t(run * kThreads * 4 + a.thread() * 4), col = at + p0;
+      const bool in = p0 + 4 <= n;
       if (in && col % bs == 0) staged[col / bs] = b[run];  // one writer per slot: its first run
-      const int64_t pos = !in || b[run] < 0 ? -1 : int64_t(b[run]) * block_size + col % bs;
+      const int32_t pos = !in || b[run] < 0 ? -1 : b[run] * int32_t(bs) + int32_t(col % bs);
       DSA_UNROLL
       for (int q = 0; q < 4; ++q) {
         const uint32_t bits = keys[run * 4 + q];
-        keys[run * 4 + q] = pos >= 0 && pos + q < length ? order_key(bits_float(bits)) : kNoEntryKey;
+        keys[run * 4 + q] = pos >= 0 && pos + q < len ? order_key(bits_float(bits)) : kNoEntryKey;
       }
     }
   }
