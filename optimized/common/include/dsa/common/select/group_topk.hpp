@@ -36,6 +36,7 @@
 #include "dsa/common/radix_plan.hpp"
 #include "dsa/common/select/bitmap_ranks.hpp"
 #include "dsa/common/select/block_topk.hpp"
+#include "dsa/common/select/coarse_histogram.hpp"
 
 namespace dsa::common::select {
 
@@ -245,6 +246,12 @@ struct GroupTopK {
     // Pass 1: the part into the cache (no entry past it, up to the quad), its first digits counted;
     // the next tile's loads are in flight while this one is counted.
     uint32_t keys[kItems], next[kItems];
+    // The first digit (the key's top 11 bits) one plain atomic a key: -inf and NaN are single keys (their digits
+    // hold no other), counted in registers and added once per warp, so rows dominated by them do not serialise
+    // on one counter. The peers' shared counter of Block::add cost the short-row kernel 28 instructions a key
+    // (SELECT_RESULTS.md run 34); a digit shared by most of a warp's lanes (a row of one finite value) is left
+    // to the hardware's serialisation of the atomics.
+    int32_t minus_inf = 0, nan = 0;
     if (tiles > 0) src.template load<kThreads, kItems>(a, r, lo, min64(kCapacity, count), next);
     for (int tile = 0; tile < tiles; ++tile) {
       const int base = tile * kCapacity;
@@ -263,8 +270,16 @@ struct GroupTopK {
         }
       }
       DSA_UNROLL
-      for (int i = 0; i < kItems; ++i) Block::add(a, local, keys[i] != kNoEntryKey, radix.pass[0].digit(keys[i]));
+      for (int i = 0; i < kItems; ++i) {
+        const uint32_t key = keys[i];
+        minus_inf += key == kMinusInfKey;
+        nan += key == kNaNKey;
+        if (key != kNoEntryKey && key != kMinusInfKey && key != kNaNKey)
+          a.atomic_add_shared(&local[radix.pass[0].digit(key)], 1);
+      }
     }
+    CoarseHistogram<Arch>::warp_add(a, &local[radix.pass[0].digit(kMinusInfKey)], minus_inf);
+    CoarseHistogram<Arch>::warp_add(a, &local[radix.pass[0].digit(kNaNKey)], nan);
     a.sync();
     const Found first = group_threshold(a, sh, radix.pass[0].bins(), k);
     // The first scan's split: keys from `from` up are at or above the bin; of those, a first digit
