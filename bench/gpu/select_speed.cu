@@ -264,7 +264,8 @@ std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cuda
                   "\"compact_row_kernel\": %s, "
                   "\"dense_row_kernel\": %s, \"floor_dense_row_us\": %.2f, \"floor_compact_row_us\": %.2f}",
                   records.empty() ? "" : ",\n    ", (long long)rows, (long long)kCols, kBlock, kSlots, kTopk, t_select,
-                  t_mask, t_dense, t_cand, t_cand_group, t_cand_short, t_compact, t_compact_group, t_compact_row, t_compact_short, compact_kernel,
+                  t_mask, t_dense, t_cand, t_cand_group, t_cand_short, t_compact, t_compact_group, t_compact_row,
+                  t_compact_short, compact_kernel,
                   compact_same ? "true" : "false", cand_plan.row_kernel ? "true" : "false",
                   dense_plan.row_kernel ? "true" : "false", double(bytes) / (bw * 1e3),
                   double(rows * kSlots * kBlock * 4) / (bw * 1e3));
@@ -351,8 +352,7 @@ int main(int argc, char** argv) {
         if (!*end) break;
         c = end;
       }
-    }
-    else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--compact-sweep")) sweep = true;
     else if (!std::strcmp(argv[i], "--candidates-only")) candidates_only = true;
