@@ -117,6 +117,7 @@ void check(int32_t slots, int32_t S, uint64_t seed) {
 TEST(SelectStagedRow, TheLaunchsRankingWritesTheTwoKernelArrayAtWarp32) {
   check<32>(2048, 8, 11);  // DeepSeek V4.1: 2048 blocks of 8, a whole tile
   check<32>(300, 16, 12);
+  check<32>(400, 12, 14);  // blocks of a size not a power of two: the columns' slots by division
 }
 
 TEST(SelectStagedRow, TheLaunchsRankingWritesTheTwoKernelArrayAtWave64) { check<64>(512, 32, 13); }

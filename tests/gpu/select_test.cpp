@@ -234,8 +234,7 @@ TEST(CudaSelect, ShortRowKernelTakesRowsOfOneTile) {
   REQUIRE_SM90();
   const std::vector<int64_t> cycle = {0, 1, 511, 512, 4097, 8192, 16383, 16384};
   std::vector<int64_t> lens;
-  for (int r = 0; r < 300; ++r) lens.push_back(cycle[size_t(r) % cycle.size()]);
-  const int64_t rows = int64_t(lens.size());
+  for (int r = 0; r < 300; ++r) lens.push_back(cycle[size_t(r) % cycle.size()]);  // more rows than blocks
   ASSERT_TRUE(cuda::select_short_kernel(16384, 1));
   ASSERT_FALSE(cuda::select_short_kernel(16385, 1));  // past one tile: the group kernel
   ASSERT_FALSE(cuda::select_short_kernel(2048, 8));   // block scores read 8 values an entry

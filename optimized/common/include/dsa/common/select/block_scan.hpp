@@ -1,6 +1,7 @@
 // A block-wide exclusive scan written against the vendor layer (arch/): the
 // prefix of the per-thread counts that the selection kernels' emitting steps
-// and threshold searches share.
+// and threshold searches share; and the warp's reservation of list slots that
+// their listing passes share.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +38,26 @@ DSA_HD uint32_t block_exclusive_scan(const Arch& a, uint32_t* warp_totals, uint3
   a.sync();
   total = warp_totals[kWarps - 1];
   return (warp > 0 ? warp_totals[warp - 1] : 0) + incl - v;
+}
+
+// This thread's first of its n slots among those its warp reserves at once:
+// the warp's last lane calls reserve(the warp's total), which returns the
+// first of that many slots (an atomic on a shared counter), and the lanes'
+// slots follow in lane order. One atomic a warp: a ballot and an atomic a key
+// cost more than a listing pass's other work. Every lane of the warp calls it
+// (the shuffles).
+template <class Arch, class Reserve>
+DSA_HD int warp_reserve(const Arch& a, int n, Reserve&& reserve) {
+  const int lane = a.thread() % Arch::kLanes;
+  int incl = n;  // an inclusive scan over the warp
+  DSA_UNROLL
+  for (int d = 1; d < Arch::kLanes; d *= 2) {
+    const int y = a.shfl_up(incl, d);
+    if (lane >= d) incl += y;
+  }
+  int first = 0;
+  if (lane == Arch::kLanes - 1 && incl > 0) first = reserve(incl);
+  return a.shfl(first, Arch::kLanes - 1) + incl - n;
 }
 
 }  // namespace dsa::common::select

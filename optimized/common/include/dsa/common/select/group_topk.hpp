@@ -79,6 +79,8 @@ struct GroupTopK {
   // The first pass's threshold bin holds a few hundred of a part's entries
   // on smooth data; a part of many ties counts its bin from the cache.
   static constexpr int kListCap = kCacheEntries / 8;
+  static constexpr int kQuadsPerThread = kCacheEntries / 4 / kThreads;  // a part's quads, over the block
+  static_assert(kCacheEntries % (4 * kThreads) == 0 && kQuadsPerThread <= 16, "a thread's quads' entries in 64 bits");
   static_assert(kCacheTiles >= 1, "a cache of at least one tile");
   static_assert(kBins % kMaxGroup == 0, "every block of a group reduces a slice of whole bins");
   static_assert(kCacheEntries % 32 == 0 && kCacheEntries < (1 << 16), "positions in 16 bits, counts packed in 16");
@@ -300,30 +302,38 @@ struct GroupTopK {
       from = 0xffffffffu;
       above_digit = kBins;
     }
-    for (int u = t; u - t < quads; u += kThreads) {  // whole warps: the ballots below
-      Quad q{};
-      if (u < quads) q = *reinterpret_cast<const Quad*>(sh.cache + 4 * u);
-      const bool any = q.key[0] >= from || q.key[1] >= from || q.key[2] >= from || q.key[3] >= from;
-      if (!a.ballot(any)) continue;
+    // One pass over this thread's quads of the cache (quad u = t + i * kThreads): an entry above
+    // `above_digit` gets its bit in above_bits; one in the bin (on_list) its bit in `in_bin`, and the
+    // warp reserves the list's slots at once (warp_reserve). A ballot and an atomic a key (and a ballot
+    // a quad to skip those below the bin, rarely all of a warp's) made this pass about 140
+    // instructions a warp a quad (ncu of the group kernel at 64 x 32k, bench/gpu/runs/, run 37). The
+    // cache holds no entry past the part (kNoEntryKey up to the quad), and from >= 1 excludes those.
+    uint64_t in_bin = 0;  // bit 4 i + v: entry v of the thread's quad i
+    DSA_UNROLL
+    for (int i = 0; i < kQuadsPerThread; ++i) {
+      const int u = t + i * kThreads;
+      if (u >= quads) break;
+      const Quad q = *reinterpret_cast<const Quad*>(sh.cache + 4 * u);
       uint32_t above_mask = 0;
-      bool at[4];
       DSA_UNROLL
       for (int v = 0; v < 4; ++v) {
-        const bool in = 4 * u + v < count && q.key[v] >= from;
+        const bool in = q.key[v] >= from;
         const bool up = in && int(q.key[v] >> radix.pass[0].shift) > above_digit;
         above_mask |= uint32_t(up) << v;
-        at[v] = in && !up;
+        in_bin |= uint64_t(in && !up) << (4 * i + v);
       }
       if (above_mask) a.atomic_or_shared(&sh.above_bits[u / 8], above_mask << (4 * (u % 8)));
-      if (on_list) {
+    }
+    if (on_list) {  // block-uniform
+      int slot = warp_reserve(a, popc(in_bin), [&](int n_here) { return a.atomic_add_shared(&sh.list_size, n_here); });
+      DSA_UNROLL
+      for (int i = 0; i < kQuadsPerThread; ++i) {
+        const uint32_t four = uint32_t(in_bin >> (4 * i)) & 15u;
+        if (four == 0) continue;
+        const int u = t + i * kThreads;
         DSA_UNROLL
-        for (int v = 0; v < 4; ++v) {
-          const typename Arch::LaneMask m = a.ballot(at[v]);
-          int slot = 0;
-          if (Block::lane(a) == 0 && m) slot = a.atomic_add_shared(&sh.list_size, popc(m));
-          slot = a.shfl(slot, 0) + popc(m & Block::lanes_below(a));
-          if (at[v]) sh.list[slot] = uint16_t(4 * u + v);
-        }
+        for (int v = 0; v < 4; ++v)
+          if (four >> v & 1u) sh.list[slot++] = uint16_t(4 * u + v);
       }
     }
     a.sync();

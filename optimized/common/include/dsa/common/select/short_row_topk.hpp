@@ -37,6 +37,7 @@
 #include "dsa/common/hd.hpp"
 #include "dsa/common/radix_keys.hpp"
 #include "dsa/common/select/bitmap_ranks.hpp"
+#include "dsa/common/select/block_scan.hpp"
 #include "dsa/common/select/block_topk.hpp"
 #include "dsa/common/select/coarse_histogram.hpp"
 #include "dsa/common/threshold.hpp"
@@ -184,21 +185,13 @@ struct ShortRowTopK {
   }
 
   // Puts this thread's entries of the listed bin on a list, at slots each warp reserves with one atomic
-  // (a ballot per key cost more than the pass's other work): reserve(n) returns the first of n slots,
-  // put(slot, key, tile position) writes one. Every thread calls it (the shuffles).
+  // (block_scan.hpp's warp_reserve): reserve(n) returns the first of n slots, put(slot, key, tile
+  // position) writes one. Every thread calls it (the shuffles).
   template <class Reserve, class Put>
   DSA_HD static void list_bin(const Arch& a, const uint32_t (&keys)[kItems], const Plan& pl, int listed_here,
                               Reserve&& reserve, Put&& put) {
-    const int t = a.thread(), lane = Block::lane(a);
-    int before = listed_here;  // an inclusive scan over the warp
-    DSA_UNROLL
-    for (int d = 1; d < Arch::kLanes; d *= 2) {
-      const int y = a.shfl_up(before, d);
-      if (lane >= d) before += y;
-    }
-    int slot = 0;
-    if (lane == Arch::kLanes - 1 && before > 0) slot = reserve(before);
-    slot = a.shfl(slot, Arch::kLanes - 1) + before - listed_here;
+    const int t = a.thread();
+    int slot = warp_reserve(a, listed_here, reserve);
     if (listed_here > 0) {
       const uint32_t floor = pl.bin_floor(), top = pl.bin_top();
       DSA_UNROLL

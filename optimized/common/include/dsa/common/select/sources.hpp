@@ -151,41 +151,88 @@ struct CandidateColumns {
     const int64_t len = span.length(r);
     const float* row = values + r * row_stride + (compact ? 0 : span.begin(r));
     if (block_size % 4 == 0 && first % 4 == 0) {  // a run of four columns lies in one block: one lookup, one load
-      // In 32 bits (the launches refuse rows past 2^31 - 1 entries), the row's alignment decided once: 64-bit
-      // positions made this load about 48 instructions a key, their addresses spilled (ncu, SELECT_RESULTS.md
-      // run 35). A run is one 16-byte load where its four values lie in the row: a compact row holds every
-      // slot's values (those past L_r unwritten, their keys masked), a dense row's run must end by L_r.
-      const uint32_t bs = uint32_t(block_size), n = uint32_t(count), length = uint32_t(len), at = uint32_t(first);
-      const int32_t* row_blocks = blocks + r * slots;
-      const bool aligned = (reinterpret_cast<uintptr_t>(row) & 15u) == 0;
-      DSA_UNROLL
-      for (int run = 0; run < kItems / 4; ++run) {
-        const uint32_t p0 = uint32_t(run * kThreads * 4 + a.thread() * 4), col = at + p0;
-        uint32_t k4[4] = {kNoEntryKey, kNoEntryKey, kNoEntryKey, kNoEntryKey};
-        const int32_t b = p0 < n ? row_blocks[col / bs] : -1;
-        if (b >= 0) {
-          const uint32_t pos = uint32_t(b) * bs + col % bs;
-          const float* from = row + (compact ? col : pos);
-          if (aligned && p0 + 4 <= n && (compact || pos + 4 <= length)) {
-            float v[4];
-            a.load4(from, v);
-            DSA_UNROLL
-            for (int q = 0; q < 4; ++q) k4[q] = pos + q < length ? order_key(v[q]) : kNoEntryKey;
-          } else {
-            DSA_UNROLL
-            for (int q = 0; q < 4; ++q)
-              if (p0 + q < n && pos + q < length) k4[q] = order_key(from[q]);
-          }
-        }
-        DSA_UNROLL
-        for (int q = 0; q < 4; ++q) keys[run * 4 + q] = k4[q];
-      }
+      const uint32_t bs = uint32_t(block_size);
+      if ((bs & (bs - 1u)) == 0u)
+        load_runs<kThreads, kItems>(a, r, row, uint32_t(first), uint32_t(count), uint32_t(len),
+                                    ShiftBlocks{bs, uint32_t(popc(bs - 1u))}, keys);
+      else
+        load_runs<kThreads, kItems>(a, r, row, uint32_t(first), uint32_t(count), uint32_t(len), DivideBlocks{bs},
+                                    keys);
       return;
     }
     DSA_UNROLL
     for (int i = 0; i < kItems; ++i) {
       const int64_t pos = item_position<kThreads>(a.thread(), i);
       keys[i] = pos < count ? key(r, first + pos) : kNoEntryKey;
+    }
+  }
+  // A column's slot and its offset in the slot's block: a shift and a mask for blocks of a power of
+  // two (the designs' 8), a division otherwise (about a dozen instructions a run in the SASS of the
+  // short-row kernel of run 37).
+  struct ShiftBlocks {
+    uint32_t size, shift;
+    DSA_HD uint32_t slot(uint32_t col) const { return col >> shift; }
+    DSA_HD uint32_t offset(uint32_t col) const { return col & (size - 1u); }
+  };
+  struct DivideBlocks {
+    uint32_t size;
+    DSA_HD uint32_t slot(uint32_t col) const { return col / size; }
+    DSA_HD uint32_t offset(uint32_t col) const { return col % size; }
+  };
+  // load() of runs of four columns in one block each, in 32 bits (the launches refuse rows past 2^31 - 1
+  // entries; 64-bit positions made this load about 48 instructions a key, their addresses spilled: ncu,
+  // SELECT_RESULTS.md run 35), the row's alignment decided once. Every lookup is issued before the first
+  // is used, then every 16-byte load (a compact row's with the lookups: its address is the column's),
+  // then the keys: in the SASS of run 37's short-row kernel each run's lookup, then its load, was waited
+  // for before the next run's were issued (eight round trips to memory one after the other). A run is
+  // one 16-byte load where its four values lie in the row: a compact row holds every slot's values
+  // (those past L_r unwritten, their keys masked), a dense row's run must end by L_r; the others (a
+  // row's unaligned start or ragged end) load each value.
+  template <int kThreads, int kItems, class Arch, class Blocks>
+  DSA_HD void load_runs(const Arch& a, int64_t r, const float* row, uint32_t at, uint32_t n, uint32_t length,
+                        Blocks blk, uint32_t (&keys)[kItems]) const {
+    constexpr int kRuns = kItems / 4;
+    const int32_t* row_blocks = blocks + r * slots;
+    const bool aligned = (reinterpret_cast<uintptr_t>(row) & 15u) == 0;
+    int32_t b[kRuns];
+    float v[kRuns][4];
+    bool whole[kRuns];
+    DSA_UNROLL
+    for (int run = 0; run < kRuns; ++run) {
+      const uint32_t p0 = uint32_t(item_position<kThreads>(a.thread(), run * 4)), col = at + p0;
+      b[run] = p0 < n ? row_blocks[blk.slot(col)] : -1;
+      whole[run] = compact && aligned && p0 + 4 <= n;
+      DSA_UNROLL
+      for (int q = 0; q < 4; ++q) v[run][q] = 0.0f;
+      if (whole[run]) a.load4(row + col, v[run]);
+    }
+    if (!compact) {
+      DSA_UNROLL
+      for (int run = 0; run < kRuns; ++run) {
+        const uint32_t p0 = uint32_t(item_position<kThreads>(a.thread(), run * 4)), col = at + p0;
+        const uint32_t pos = uint32_t(b[run]) * blk.size + blk.offset(col);
+        whole[run] = b[run] >= 0 && aligned && p0 + 4 <= n && pos + 4 <= length;
+        if (whole[run]) a.load4(row + pos, v[run]);
+      }
+    }
+    DSA_UNROLL
+    for (int run = 0; run < kRuns; ++run) {
+      const uint32_t p0 = uint32_t(item_position<kThreads>(a.thread(), run * 4)), col = at + p0;
+      const uint32_t pos = uint32_t(b[run]) * blk.size + blk.offset(col);
+      uint32_t k4[4] = {kNoEntryKey, kNoEntryKey, kNoEntryKey, kNoEntryKey};
+      if (b[run] >= 0) {
+        if (whole[run]) {
+          DSA_UNROLL
+          for (int q = 0; q < 4; ++q) k4[q] = pos + q < length ? order_key(v[run][q]) : kNoEntryKey;
+        } else {
+          const float* from = row + (compact ? col : pos);
+          DSA_UNROLL
+          for (int q = 0; q < 4; ++q)
+            if (p0 + q < n && pos + q < length) k4[q] = order_key(from[q]);
+        }
+      }
+      DSA_UNROLL
+      for (int q = 0; q < 4; ++q) keys[run * 4 + q] = k4[q];
     }
   }
   // Compact column col's key.
@@ -224,7 +271,7 @@ struct StagedCandidateRow {
     int32_t b[kItems / 4];
     DSA_UNROLL
     for (int run = 0; run < kItems / 4; ++run) {  // every load first, none under a divergent branch
-      const uint32_t p0 = uint32_t(run * kThreads * 4 + a.thread() * 4);
+      const uint32_t p0 = uint32_t(item_position<kThreads>(a.thread(), run * 4));
       float four[4] = {0, 0, 0, 0};
       b[run] = -1;
       // A run the block's count ends before (block-uniform: a slice of the row) loads nothing.
@@ -238,7 +285,7 @@ struct StagedCandidateRow {
     }
     DSA_UNROLL
     for (int run = 0; run < kItems / 4; ++run) {
-      const uint32_t p0 = uint32_t(run * kThreads * 4 + a.thread() * 4), col = at + p0;
+      const uint32_t p0 = uint32_t(item_position<kThreads>(a.thread(), run * 4)), col = at + p0;
       const bool in = p0 + 4 <= n;
       if (in && col % bs == 0) staged[col / bs] = b[run];  // one writer per slot: its first run
       const int32_t pos = !in || b[run] < 0 ? -1 : b[run] * int32_t(bs) + int32_t(col % bs);
