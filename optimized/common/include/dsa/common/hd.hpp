@@ -31,10 +31,14 @@
 // Loops over a thread's items unroll fully on the device, so the items stay
 // in registers (an indexed register array otherwise goes to local memory).
 // Only in the device pass: the host compiler under nvcc would warn about it.
+// DSA_UNROLL_NONE keeps a loop a loop where unrolling would hoist every
+// iteration's loads at once and spill (a loop whose indices need no registers).
 #if DSA_DEVICE_PASS
 #define DSA_UNROLL _Pragma("unroll")
+#define DSA_UNROLL_NONE _Pragma("unroll 1")
 #else
 #define DSA_UNROLL
+#define DSA_UNROLL_NONE
 #endif
 
 namespace dsa::common {

@@ -306,10 +306,12 @@ struct GroupTopK {
     // `above_digit` gets its bit in above_bits; one in the bin (on_list) its bit in `in_bin`, and the
     // warp reserves the list's slots at once (warp_reserve). A ballot and an atomic a key (and a ballot
     // a quad to skip those below the bin, rarely all of a warp's) made this pass about 140
-    // instructions a warp a quad (ncu of the group kernel at 64 x 32k, bench/gpu/runs/, run 37). The
-    // cache holds no entry past the part (kNoEntryKey up to the quad), and from >= 1 excludes those.
+    // instructions a warp a quad (ncu of the group kernel at 64 x 32k, SELECT_RESULTS.md run 38). The
+    // quads are a loop, not unrolled: unrolled, their loads were hoisted together and the kernel over
+    // candidate columns spilled 2 KB (and ran 15 % slower). The cache holds no entry past the part
+    // (kNoEntryKey up to the quad), and from >= 1 excludes those.
     uint64_t in_bin = 0;  // bit 4 i + v: entry v of the thread's quad i
-    DSA_UNROLL
+    DSA_UNROLL_NONE
     for (int i = 0; i < kQuadsPerThread; ++i) {
       const int u = t + i * kThreads;
       if (u >= quads) break;
@@ -326,7 +328,7 @@ struct GroupTopK {
     }
     if (on_list) {  // block-uniform
       int slot = warp_reserve(a, popc(in_bin), [&](int n_here) { return a.atomic_add_shared(&sh.list_size, n_here); });
-      DSA_UNROLL
+      DSA_UNROLL_NONE
       for (int i = 0; i < kQuadsPerThread; ++i) {
         const uint32_t four = uint32_t(in_bin >> (4 * i)) & 15u;
         if (four == 0) continue;
