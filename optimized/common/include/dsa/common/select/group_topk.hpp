@@ -308,7 +308,7 @@ struct GroupTopK {
     // a quad to skip those below the bin, rarely all of a warp's) made this pass about 140
     // instructions a warp a quad (ncu of the group kernel at 64 x 32k, SELECT_RESULTS.md run 38). The
     // quads are a loop, not unrolled: unrolled, their loads were hoisted together and the kernel over
-    // candidate columns spilled 2 KB (and ran 15 % slower). The cache holds no entry past the part
+    // candidate columns spilled 2 KB (and ran 12-17 % slower). The cache holds no entry past the part
     // (kNoEntryKey up to the quad), and from >= 1 excludes those.
     uint64_t in_bin = 0;  // bit 4 i + v: entry v of the thread's quad i
     DSA_UNROLL_NONE
