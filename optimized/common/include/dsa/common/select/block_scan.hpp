@@ -1,7 +1,8 @@
 // A block-wide exclusive scan written against the vendor layer (arch/): the
 // prefix of the per-thread counts that the selection kernels' emitting steps
-// and threshold searches share; and the warp's reservation of list slots that
-// their listing passes share.
+// and threshold searches share; the warp's inclusive scan under it (also the
+// end bins' per-warp add, coarse_histogram.hpp); and the warp's reservation of
+// list slots that their listing passes share.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,19 @@
 #include "dsa/common/hd.hpp"
 
 namespace dsa::common::select {
+
+// Inclusive prefix of v over the lanes of a warp (lane i gets lanes 0..i's
+// sum); every lane of the warp calls it (the shuffles).
+template <class Arch, class T>
+DSA_HD T warp_inclusive_scan(const Arch& a, T v) {
+  const int lane = a.thread() % Arch::kLanes;
+  DSA_UNROLL
+  for (int d = 1; d < Arch::kLanes; d *= 2) {
+    const T y = a.shfl_up(v, d);
+    if (lane >= d) v += y;
+  }
+  return v;
+}
 
 // Exclusive prefix of v in thread order over a block of kThreads; total gets
 // the sum. Uses warp_totals (kThreads / lanes words of shared memory): two
@@ -18,21 +32,11 @@ DSA_HD uint32_t block_exclusive_scan(const Arch& a, uint32_t* warp_totals, uint3
   constexpr int kLanes = Arch::kLanes, kWarps = kThreads / kLanes;
   static_assert(kWarps <= kLanes, "one warp scans the warp totals");
   const int lane = a.thread() % kLanes, warp = a.thread() / kLanes;
-  uint32_t incl = v;
-  DSA_UNROLL
-  for (int d = 1; d < kLanes; d *= 2) {
-    const uint32_t y = a.shfl_up(incl, d);
-    if (lane >= d) incl += y;
-  }
+  const uint32_t incl = warp_inclusive_scan(a, v);
   if (lane == kLanes - 1) warp_totals[warp] = incl;
   a.sync();
   if (warp == 0) {
-    uint32_t w = lane < kWarps ? warp_totals[lane] : 0;
-    DSA_UNROLL
-    for (int d = 1; d < kLanes; d *= 2) {
-      const uint32_t y = a.shfl_up(w, d);
-      if (lane >= d) w += y;
-    }
+    const uint32_t w = warp_inclusive_scan(a, lane < kWarps ? warp_totals[lane] : 0u);
     if (lane < kWarps) warp_totals[lane] = w;
   }
   a.sync();
@@ -49,12 +53,7 @@ DSA_HD uint32_t block_exclusive_scan(const Arch& a, uint32_t* warp_totals, uint3
 template <class Arch, class Reserve>
 DSA_HD int warp_reserve(const Arch& a, int n, Reserve&& reserve) {
   const int lane = a.thread() % Arch::kLanes;
-  int incl = n;  // an inclusive scan over the warp
-  DSA_UNROLL
-  for (int d = 1; d < Arch::kLanes; d *= 2) {
-    const int y = a.shfl_up(incl, d);
-    if (lane >= d) incl += y;
-  }
+  const int incl = warp_inclusive_scan(a, n);
   int first = 0;
   if (lane == Arch::kLanes - 1 && incl > 0) first = reserve(incl);
   return a.shfl(first, Arch::kLanes - 1) + incl - n;

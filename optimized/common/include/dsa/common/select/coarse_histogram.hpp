@@ -18,6 +18,7 @@
 
 #include "dsa/common/hd.hpp"
 #include "dsa/common/radix_keys.hpp"
+#include "dsa/common/select/block_scan.hpp"
 
 namespace dsa::common::select {
 
@@ -43,13 +44,8 @@ struct CoarseHistogram {
   }
   // Adds v of every lane of the warp to *p, once.
   DSA_HD static void warp_add(const Arch& a, int32_t* p, int32_t v) {
-    const int lane = a.thread() % Arch::kLanes;
-    DSA_UNROLL
-    for (int d = 1; d < Arch::kLanes; d *= 2) {
-      const int32_t y = a.shfl_up(v, d);
-      if (lane >= d) v += y;
-    }
-    if (lane == Arch::kLanes - 1 && v != 0) a.atomic_add_shared(p, v);
+    const int32_t sum = warp_inclusive_scan(a, v);  // the last lane's is the warp's
+    if (a.thread() % Arch::kLanes == Arch::kLanes - 1 && sum != 0) a.atomic_add_shared(p, sum);
   }
 };
 
