@@ -51,9 +51,9 @@ static int sm_count() {
 // a block per row for rows past 32768 entries (up to its bitmaps) once they are
 // at least a quarter of the SMs' count (64 x 128k: 1.5-3.2x the group kernel;
 // 256 x 128k: 2.6-5.9x); the clusters for fewer rows (8 x 128k: the group kernel
-// 1.4-2.1x faster), for rows of at most 32768 entries (64 x 32k, the compact
-// top-k: the group kernel 1.03-1.15x faster at 64 x 32k), and for sources that read several
-// values per entry (block scores: 2.6x, run 8).
+// 1.4-2.1x faster), for rows of 16385 to 32768 entries (64 x 32k: the group
+// kernel 1.03-1.15x faster; shorter rows take the short-row kernel, below), and
+// for sources that read several values per entry (block scores: 2.6x, run 8).
 bool select_row_kernel(int64_t rows, int64_t widest_entries, int32_t reads_per_entry) {
   if (reads_per_entry > 1 || widest_entries <= sk::kRowKernelMinEntries || widest_entries > sk::kRowMaxEntries)
     return false;
