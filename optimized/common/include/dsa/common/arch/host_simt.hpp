@@ -295,9 +295,21 @@ private:
   int thread_, block_index_, grid_;
 };
 
+// A block's shared memory as a GPU hands it over: holding whatever was there
+// (here a poison byte), so that code reading a word before it writes it fails
+// on the host as it can on the device (a zeroed Shared hid a histogram that a
+// kernel used uncleared).
+template <class Shared>
+std::unique_ptr<Shared> undefined_shared() {
+  static_assert(std::is_trivially_copyable_v<Shared>, "shared memory holds plain data");
+  auto shared = std::make_unique_for_overwrite<Shared>();
+  std::memset(static_cast<void*>(shared.get()), 0xa5, sizeof(Shared));
+  return shared;
+}
+
 // Runs body(arch, shared) for every thread of `grid` blocks of `threads`
-// threads; each block gets its own value-initialized Shared. Every launch
-// draws its own thread orders.
+// threads; each block gets its own Shared, uninitialised (undefined_shared).
+// Every launch draws its own thread orders.
 template <int Lanes, class Shared, class Body>
 void host_launch(int grid, int threads, Body body) {
   using A = HostSimt<Lanes>;
@@ -305,7 +317,7 @@ void host_launch(int grid, int threads, Body body) {
   const uint64_t launch = launches.fetch_add(1);
   for (int b = 0; b < grid; ++b) {
     typename A::Block block(threads, (launch << 20) ^ uint64_t(b));
-    auto shared = std::make_unique<Shared>();
+    auto shared = undefined_shared<Shared>();
     block.shared[0] = reinterpret_cast<char*>(shared.get());
     block.fibers.run([&](int t) { body(A(&block, t, b, grid), *shared); });
   }
@@ -323,7 +335,7 @@ void host_launch_groups(int grid, int group, int threads, Body body) {
     typename A::Block block(threads, (launch << 20) ^ uint64_t(first) ^ (uint64_t(1) << 63), group);
     std::vector<std::unique_ptr<Shared>> shared;
     for (int q = 0; q < group; ++q) {
-      shared.push_back(std::make_unique<Shared>());
+      shared.push_back(undefined_shared<Shared>());
       block.shared[size_t(q)] = reinterpret_cast<char*>(shared.back().get());
     }
     block.fibers.run([&](int t) { body(A(&block, t, first + t / threads, grid), *shared[size_t(t / threads)]); });
