@@ -59,6 +59,23 @@ std::vector<float> interesting_floats(int random_count) {
 
 TEST(TwinKeys, OrderKeyIsTheReferenceOrderKey) {
   for (const float v : interesting_floats(20000)) EXPECT_EQ(order_key(v), topk_order_key(v)) << std::bit_cast<uint32_t>(v);
+  // Every sign, exponent (denormals, infinities and NaNs included) and top 15 mantissa bits, with
+  // the low bits at their edges.
+  int64_t differing = 0;
+  for (uint32_t high = 0; high < (1u << 16); ++high)
+    for (const uint32_t low : {0x0000u, 0x0001u, 0x7fffu, 0x8000u, 0xffffu}) {
+      const float v = from_bits(high << 16 | low);
+      differing += order_key(v) != topk_order_key(v);
+    }
+  EXPECT_EQ(differing, 0);
+}
+
+TEST(TwinKeys, KeyMaxIsTheMaximumOfTheKeys) {
+  const auto v = interesting_floats(300);
+  for (const float a : v)
+    for (const float b : v)
+      ASSERT_EQ(order_key(key_max(a, b)), std::max(order_key(a), order_key(b)))
+          << std::bit_cast<uint32_t>(a) << " " << std::bit_cast<uint32_t>(b);
 }
 
 TEST(TwinKeys, HalfRoundingMatchesTheDefinition) {

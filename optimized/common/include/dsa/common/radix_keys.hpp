@@ -20,13 +20,21 @@
 
 namespace dsa::common {
 
-// Same value as dsa::topk_order_key (tests hold the two equal).
+// Same value as dsa::topk_order_key (tests hold the two equal). The sign is taken by a float
+// comparison, which -0 (then +0's key) and NaN fail: two float compares, two selects and a logic op in
+// the SASS, against eight instructions when -0 and NaN were told apart by their bits (ncu of the
+// short-row kernel, SELECT_RESULTS.md run 40). Host code must not flush denormals (no fast-math:
+// CMakeLists.txt), or a negative denormal would compare equal to 0.
 DSA_HD inline uint32_t order_key(float v) {
   const uint32_t bits = float_bits(v);
-  const uint32_t b = bits == 0x80000000u ? 0u : bits;
-  const uint32_t key = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
-  return (bits & 0x7fffffffu) > 0x7f800000u ? 0xffffffffu : key;
+  const uint32_t key = v < 0.0f ? ~bits : (bits | 0x80000000u);
+  return v != v ? 0xffffffffu : key;
 }
+
+// The larger of a and b as order_key ranks them (a NaN above everything, -0 and +0 alike), taken in
+// value space: order_key(key_max(a, b)) == max(order_key(a), order_key(b)). A maximum over many values
+// (a candidate block's score) then costs a compare and a select a value and one order_key at the end.
+DSA_HD inline float key_max(float a, float b) { return (b != b || b > a) ? b : a; }
 
 // The key of "no entry": below every value's key.
 inline constexpr uint32_t kNoEntryKey = 0;

@@ -73,6 +73,7 @@ struct ShortRowTopK {
   };
   struct Shared {
     typename Block::Shared block;  // the radix passes of a bin past the list, and the scans' warp totals
+    int32_t passes_ready;          // block.hist and its scalars cleared for the radix passes (Block::init)
     int32_t hist[CoarseHistogram<Arch>::kSlots];  // past kBins: a slot per lane that nothing reads
     int32_t scalars[kScalars];
     int32_t list_size;
@@ -92,10 +93,21 @@ struct ShortRowTopK {
   }
 
   // Readies a block's shared memory for its first select_row (each row leaves it ready for the next).
+  // The radix passes' three histograms (6144 counters) are cleared by the first row that takes them
+  // (ready_passes): most rows never do, and clearing them cost about 100 instructions a warp, 5 % of a
+  // row (ncu of the short-row kernel, SELECT_RESULTS.md run 40).
   DSA_HD static void prepare(const Arch& a, Shared& sh) {
-    Block::init(a, sh.block);
     clear(a, sh);
+    if (a.thread() == 0) sh.passes_ready = 0;
     a.sync();
+  }
+  // Clears the radix passes' histograms once per block, before the first row that takes them. Every
+  // thread calls it (block-uniform): each reads the flag before the barrier that precedes its write.
+  DSA_HD static void ready_passes(const Arch& a, Shared& sh) {
+    if (sh.passes_ready) return;
+    Block::init(a, sh.block);
+    a.sync();
+    if (a.thread() == 0) sh.passes_ready = 1;
   }
 
   // Rows of at most kCapacity entries (the launch's host side sends longer ones elsewhere).
@@ -170,7 +182,7 @@ struct ShortRowTopK {
     int listed_here = 0;
     DSA_UNROLL
     for (int j = 0; j < kRuns; ++j) {
-      const int p0 = int(Block::position(t, 4 * j));
+      const uint32_t p0 = uint32_t(Block::position(t, 4 * j));  // unsigned: / and % by 32 are shifts
       uint32_t chosen = 0;
       DSA_UNROLL
       for (int v = 0; v < 4; ++v) {
@@ -281,10 +293,11 @@ struct ShortRowTopK {
                 [&](uint32_t pos) { a.atomic_or_shared(&sh.above_bits[pos / 32], 1u << (pos % 32)); });
       a.sync();
     } else if (pl.way == Way::passes) {
+      ready_passes(a, sh);
       const Cut c = Block::find_cut(a, sh.block, keys, k, f.total, ring);
       DSA_UNROLL
       for (int i = 0; i < kItems; ++i) {
-        const int p = int(Block::position(t, i));
+        const uint32_t p = uint32_t(Block::position(t, i));
         if (c.cut.above(keys[i])) a.atomic_or_shared(&sh.above_bits[p / 32], 1u << (p % 32));
         if (Block::at_cut(c, keys[i])) a.atomic_or_shared(&sh.tied_bits[p / 32], 1u << (p % 32));
       }

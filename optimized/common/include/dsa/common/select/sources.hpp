@@ -28,6 +28,17 @@
 
 namespace dsa::common::select {
 
+// The keys of a run of four values, kNoEntryKey from the `live`-th on (none where live <= 0): a key and
+// a select each, no branch (a branch a key, around order_key, cost the short-row kernel about four
+// instructions a key more: its SASS in SELECT_RESULTS.md run 40).
+DSA_HD inline void run_keys(const float (&v)[4], int32_t live, uint32_t* keys) {
+  DSA_UNROLL
+  for (int q = 0; q < 4; ++q) {
+    const uint32_t key = order_key(v[q]);
+    keys[q] = q < live ? key : kNoEntryKey;
+  }
+}
+
 struct DenseRows {
   static constexpr bool kValues = true;
   const float* logits = nullptr;
@@ -115,15 +126,14 @@ struct BlockScores {
     const int64_t len = span.length(r);
     return block_key(logits + r * row_stride + span.begin(r), len, (len - 1) / block_size, c);
   }
-  // Block c's key in a row of len columns whose newest block is `newest`.
+  // Block c's key in a row of len columns whose newest block is `newest`: its largest value's key
+  // (the maximum taken over the values, key_max), no entry for a block of only -inf.
   DSA_HD uint32_t block_key(const float* row, int64_t len, int64_t newest, int64_t c) const {
     const int64_t lo = c * block_size, hi = min64(lo + block_size, len);
-    uint32_t m = kMinusInfKey;
-    for (int64_t n = lo; n < hi; ++n) {
-      const uint32_t k = order_key(row[n]);
-      m = k > m ? k : m;
-    }
-    return c == newest ? kPlusInfKey : m == kMinusInfKey ? kNoEntryKey : m;
+    float m = bits_float(0xff800000u);  // -inf
+    for (int64_t n = lo; n < hi; ++n) m = key_max(m, row[n]);
+    const uint32_t key = order_key(m);
+    return c == newest ? kPlusInfKey : key == kMinusInfKey ? kNoEntryKey : key;
   }
   DSA_HD int32_t payload(int64_t, int64_t pos) const { return int32_t(pos); }
 };
@@ -219,20 +229,19 @@ struct CandidateColumns {
     for (int run = 0; run < kRuns; ++run) {
       const uint32_t p0 = uint32_t(item_position<kThreads>(a.thread(), run * 4)), col = at + p0;
       const uint32_t pos = uint32_t(b[run]) * blk.size + blk.offset(col);
-      uint32_t k4[4] = {kNoEntryKey, kNoEntryKey, kNoEntryKey, kNoEntryKey};
-      if (b[run] >= 0) {
-        if (whole[run]) {
-          DSA_UNROLL
-          for (int q = 0; q < 4; ++q) k4[q] = pos + q < length ? order_key(v[run][q]) : kNoEntryKey;
-        } else {
+      if (whole[run]) {  // the usual run: its four values loaded, a slot's entries up to L_r live
+        run_keys(v[run], b[run] < 0 ? 0 : int32_t(length) - int32_t(pos), keys + run * 4);
+      } else {
+        uint32_t k4[4] = {kNoEntryKey, kNoEntryKey, kNoEntryKey, kNoEntryKey};
+        if (b[run] >= 0) {
           const float* from = row + (compact ? col : pos);
           DSA_UNROLL
           for (int q = 0; q < 4; ++q)
             if (p0 + q < n && pos + q < length) k4[q] = order_key(from[q]);
         }
+        DSA_UNROLL
+        for (int q = 0; q < 4; ++q) keys[run * 4 + q] = k4[q];
       }
-      DSA_UNROLL
-      for (int q = 0; q < 4; ++q) keys[run * 4 + q] = k4[q];
     }
   }
   // Compact column col's key.
@@ -289,11 +298,9 @@ struct StagedCandidateRow {
       const bool in = p0 + 4 <= n;
       if (in && col % bs == 0) staged[col / bs] = b[run];  // one writer per slot: its first run
       const int32_t pos = !in || b[run] < 0 ? -1 : b[run] * int32_t(bs) + int32_t(col % bs);
-      DSA_UNROLL
-      for (int q = 0; q < 4; ++q) {
-        const uint32_t bits = keys[run * 4 + q];
-        keys[run * 4 + q] = pos >= 0 && pos + q < len ? order_key(bits_float(bits)) : kNoEntryKey;
-      }
+      const float four[4] = {bits_float(keys[run * 4]), bits_float(keys[run * 4 + 1]), bits_float(keys[run * 4 + 2]),
+                             bits_float(keys[run * 4 + 3])};
+      run_keys(four, pos < 0 ? 0 : len - pos, keys + run * 4);
     }
   }
   // After load() and a barrier.
