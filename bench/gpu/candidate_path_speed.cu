@@ -12,7 +12,9 @@
 // checked here, exit 3 otherwise. --block-sizes times the same
 // 16384 candidate entries in blocks of 16, 32 or 64 as well (2048 / B * 8 slots), so that the
 // compact launch's bandwidth can be read against the size of its copies (1 KB a block of 8).
-//   candidate_path_speed [--json FILE] [--reps N] [--block-sizes 8,16,32,64]
+// --batches times other request counts than the default 8 and 64 (the launches' fixed costs weigh
+// less on the ratio as the batch grows).
+//   candidate_path_speed [--json FILE] [--reps N] [--block-sizes 8,16,32,64] [--batches 8,64,...]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -179,29 +181,42 @@ PathResult time_batch(int batch, int32_t block_size, int reps, const dsa::cuda::
   return r;
 }
 
+// A comma-separated list of whole numbers, each accepted by `valid`, into `out` (replacing it).
+template <class Valid>
+bool parse_list(const char* text, std::vector<int>& out, Valid&& valid) {
+  out.clear();
+  for (const char* c = text; *c;) {
+    char* end = nullptr;
+    const long v = std::strtol(c, &end, 10);
+    if (end == c || (*end != ',' && *end != '\0') || !valid(v)) return false;
+    out.push_back(int(v));
+    c = *end == ',' ? end + 1 : end;
+  }
+  return !out.empty();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string json;
   int reps = 30;
-  std::vector<int32_t> block_sizes = {8};
+  std::vector<int> block_sizes = {8}, batches = {8, 64};
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--block-sizes") && i + 1 < argc) {
-      block_sizes.clear();
-      for (const char* c = argv[++i]; *c;) {
-        char* end = nullptr;
-        const long b = std::strtol(c, &end, 10);
-        if (end == c || (b != 8 && b != 16 && b != 32 && b != 64)) {
-          std::fprintf(stderr, "candidate_path_speed: --block-sizes takes 8, 16, 32 or 64, comma-separated\n");
-          return 2;
-        }
-        block_sizes.push_back(int32_t(b));
-        c = *end == ',' ? end + 1 : end;
+      if (!parse_list(argv[++i], block_sizes, [](long b) { return b == 8 || b == 16 || b == 32 || b == 64; })) {
+        std::fprintf(stderr, "candidate_path_speed: --block-sizes takes 8, 16, 32 or 64, comma-separated\n");
+        return 2;
+      }
+    } else if (!std::strcmp(argv[i], "--batches") && i + 1 < argc) {
+      if (!parse_list(argv[++i], batches, [](long b) { return b >= 1 && b <= 1024; })) {
+        std::fprintf(stderr, "candidate_path_speed: --batches takes request counts from 1 to 1024, comma-separated\n");
+        return 2;
       }
     } else {
-      std::fprintf(stderr, "usage: candidate_path_speed [--json FILE] [--reps N] [--block-sizes 8,16,32,64]\n");
+      std::fprintf(stderr, "usage: candidate_path_speed [--json FILE] [--reps N] [--block-sizes 8,16,32,64] "
+                           "[--batches 8,64,...]\n");
       return 2;
     }
   }
@@ -213,14 +228,14 @@ int main(int argc, char** argv) {
   }
   std::string records;
   bool same = true;
-  for (const int32_t block_size : block_sizes) {
+  for (const int block_size : block_sizes) {
     const int32_t slots = kCandidateEntries / block_size;
     std::printf("consumer step, 128k context, %d blocks of %d, top %d, H %d D %d, us:\n", slots, block_size, kTopk,
                 kHeads, kHeadDim);
     std::printf("%6s %9s %7s %9s %10s | %9s %9s %9s %9s %7s | %7s %7s %8s %8s\n", "batch", "dense lg", "mask",
                 "dense tk", "dense path", "cmp lg", "cmp tk", "2 kernels", "fused", "=2 krn", "ratio", "bytes",
                 "rows !=", "!= vals");
-    for (const int batch : {8, 64}) {
+    for (const int batch : batches) {
       const PathResult r = time_batch(batch, block_size, reps, dev);
       const double bytes_ratio = r.dense_k_bytes / r.compact_k_bytes;
       std::printf("%6d %9.1f %7.1f %9.1f %10.1f | %9.1f %9.1f %9.1f %9.1f %7s | %7.2f %7.2f %8lld %8lld\n",

@@ -8,11 +8,13 @@ cd "$(dirname "$0")/../.."
 build=${1:-build-bundle}
 tarball=${2:-gpu-bundle.tar.xz}
 # The bundle also holds the selection kernels' mutants (DSA_CUDA_MUTANTS) and, where its source was
-# fetched (optimized/cuda/vllm_baseline/README.md), vLLM's decode top-k as a baseline.
+# fetched (optimized/cuda/vllm_baseline/README.md), vLLM's decode top-k as a baseline. Device code
+# carries line information (-lineinfo: the same machine code, with a line table), so that ncu's source
+# page (scripts/gpu/profile_select.sh) puts each SASS instruction beside its line of source.
 vllm=OFF
 [ -f third_party/vllm/csrc/libtorch_stable/sampler.cu ] && vllm=ON
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDSA_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=x86-64-v3 \
-  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache -DDSA_CUDA_MUTANTS=ON \
+  -DCMAKE_CUDA_FLAGS=-lineinfo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache -DDSA_CUDA_MUTANTS=ON \
   -DDSA_VLLM_BASELINE=$vllm -DDSA_BUILD_TESTS=ON >/dev/null
 cmake --build "$build" -j"$(nproc)" --target dsa-oracle dsa_gpu_tests logits_speed select_speed candidate_path_speed gather_floor
 stage=$(mktemp -d)
@@ -28,6 +30,8 @@ done
 git rev-parse HEAD >"$stage/gpu-bundle/COMMIT"
 echo "vllm_baseline=$vllm" >"$stage/gpu-bundle/BUILD"
 git status --porcelain --untracked-files=no | grep -q . && echo dirty >>"$stage/gpu-bundle/COMMIT" || true
-tar -C "$stage" -I 'xz -T0 -1' -cf "$tarball" gpu-bundle
+# xz -9: about 9 MB (23 MB at -1), so that a bundle travels to the GPU machine beside the repository's 41 MB
+# within the device tool's 64 MiB.
+tar -C "$stage" -I 'xz -T0 -9' -cf "$tarball" gpu-bundle
 rm -rf "$stage"
 echo "make_bundle: $tarball ($(du -h "$tarball" | cut -f1)) from $(git rev-parse --short HEAD)"

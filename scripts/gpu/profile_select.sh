@@ -4,8 +4,9 @@
 #   - the compact top-k of 8 rows of 16384 candidate logits (the group kernel at G blocks a row,
 #     the row kernel, the short-row kernel: select_speed --profile-compact G),
 #   - the decode top-k of ROWS x COLS (select_speed --profile-dense), for each shape given.
-# Per launch: ncu's details page (every section) and its SASS page (the sampled stalls of every
-# instruction, CSV, gzipped), under $OUT/profile/. NCU_CACHE=none keeps the caches warm between
+# Per launch: ncu's details page (every section), its SASS page (the executed instructions and sampled
+# stalls of every instruction, CSV, gzipped) and the same beside the source lines (the bundle's device
+# code carries line information), under $OUT/profile/. NCU_CACHE=none keeps the caches warm between
 # ncu's replays of a launch (as a graph replay finds them); the default flushes them.
 #   scripts/gpu/profile_select.sh BUNDLE.tar.xz [G] [ROWS:COLS ...]   (defaults: G 4, 8:131072)
 set -uo pipefail
@@ -28,12 +29,13 @@ profile() {
   local name=$1 kernel=$2 skip=$3
   shift 3
   echo "== $name: ncu of $kernel (launch $((skip + 1))) in select_speed $*"
-  timeout 240 ncu --clock-control none --cache-control "${NCU_CACHE:-all}" --set full --import-source no -k "regex:$kernel" -s "$skip" -c 1 \
+  timeout 240 ncu --clock-control none --cache-control "${NCU_CACHE:-all}" --set full --import-source yes -k "regex:$kernel" -s "$skip" -c 1 \
     -f -o "$work/$name" "$B/select_speed" "$@" >"$OUT/profile/$name-run.txt" 2>&1
   echo "   ncu exit $?"
   ncu --import "$work/$name.ncu-rep" --page details --print-details all >"$OUT/profile/$name-details.txt" 2>&1
   ncu --import "$work/$name.ncu-rep" --page source --print-source sass --csv >"$OUT/profile/$name-sass.csv" 2>&1
   gzip -f "$OUT/profile/$name-sass.csv"
+  ncu --import "$work/$name.ncu-rep" --page source --print-source cuda,sass --csv 2>&1 | gzip >"$OUT/profile/$name-source.csv.gz"
   grep -E "Duration|Registers Per|Achieved Occupancy|Warp Cycles Per Issued|Issued Ipc Active|Block Size|Grid Size|Cluster Size" \
     "$OUT/profile/$name-details.txt" | sed 's/^/   /'
 }

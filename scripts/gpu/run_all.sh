@@ -157,7 +157,8 @@ if [ "${SKIP_SELECT:-0}" != 1 ]; then
   timeout "${T_SELECT_SPEED:-150}" "$B/select_speed" --json "$OUT/logs/select.json" 2>&1 | tee "$OUT/logs/select_speed.log" | tail -40
   PYTHONUNBUFFERED=1 timeout "${T_TORCH:-90}" python3 "$here/select_torch_bench.py" --json "$OUT/logs/select_torch.json" \
     >"$OUT/logs/select_torch.log" 2>&1 || note "torch.topk bench: failed ($(tail -1 "$OUT/logs/select_torch.log"))"
-  timeout "${T_PATH_SPEED:-120}" "$B/candidate_path_speed" --json "$OUT/logs/candidate_path.json" 2>&1 |
+  # At 256 requests as well: the launches' fixed costs weigh less there (the ratio against batch).
+  timeout "${T_PATH_SPEED:-120}" "$B/candidate_path_speed" --batches 8,64,256 --json "$OUT/logs/candidate_path.json" 2>&1 |
     tee "$OUT/logs/candidate_path.log"
   note "candidate_path_speed: exit ${PIPESTATUS[0]} $(tail -2 "$OUT/logs/candidate_path.log" | tr '\n' ' ')"
   # The physical floor of the compact launch's gather (random 1-8 KB chunks of a K cache).
