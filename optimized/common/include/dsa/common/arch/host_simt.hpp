@@ -13,6 +13,8 @@
 // Between two barriers the threads run in an order drawn anew for every
 // round of every launch, so code whose result depends on which thread comes
 // first (an atomic ticket) gives different results from run to run, as on a GPU.
+// A block's shared memory starts poisoned, not zeroed (undefined_shared), so
+// that a counter used before it is cleared gives wrong answers here too.
 //
 // Fibers: ucontext starts each one on its own stack, _setjmp/_longjmp switch
 // between them (no signal-mask system call per switch). Under AddressSanitizer
