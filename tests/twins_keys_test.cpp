@@ -57,25 +57,34 @@ std::vector<float> interesting_floats(int random_count) {
   return v;
 }
 
+// Both ways of order_key (the bits here, the compare in CUDA device code) are the reference's key.
 TEST(TwinKeys, OrderKeyIsTheReferenceOrderKey) {
-  for (const float v : interesting_floats(20000)) EXPECT_EQ(order_key(v), topk_order_key(v)) << std::bit_cast<uint32_t>(v);
+  for (const float v : interesting_floats(20000)) {
+    EXPECT_EQ(order_key_by_bits(v), topk_order_key(v)) << std::bit_cast<uint32_t>(v);
+    EXPECT_EQ(order_key_by_compare(v), topk_order_key(v)) << std::bit_cast<uint32_t>(v);
+  }
   // Every sign, exponent (denormals, infinities and NaNs included) and top 15 mantissa bits, with
   // the low bits at their edges.
-  int64_t differing = 0;
+  int64_t differing_bits = 0, differing_compare = 0;
   for (uint32_t high = 0; high < (1u << 16); ++high)
     for (const uint32_t low : {0x0000u, 0x0001u, 0x7fffu, 0x8000u, 0xffffu}) {
       const float v = from_bits(high << 16 | low);
-      differing += order_key(v) != topk_order_key(v);
+      differing_bits += order_key_by_bits(v) != topk_order_key(v);
+      differing_compare += order_key_by_compare(v) != topk_order_key(v);
     }
-  EXPECT_EQ(differing, 0);
+  EXPECT_EQ(differing_bits, 0);
+  EXPECT_EQ(differing_compare, 0);
 }
 
 TEST(TwinKeys, KeyMaxIsTheMaximumOfTheKeys) {
   const auto v = interesting_floats(300);
   for (const float a : v)
-    for (const float b : v)
-      ASSERT_EQ(order_key(key_max(a, b)), std::max(order_key(a), order_key(b)))
+    for (const float b : v) {
+      const uint32_t larger = std::max(order_key(a), order_key(b));
+      ASSERT_EQ(order_key(key_max(a, b)), larger) << std::bit_cast<uint32_t>(a) << " " << std::bit_cast<uint32_t>(b);
+      ASSERT_EQ(order_key(key_max_by_compare(a, b)), larger)
           << std::bit_cast<uint32_t>(a) << " " << std::bit_cast<uint32_t>(b);
+    }
 }
 
 TEST(TwinKeys, HalfRoundingMatchesTheDefinition) {

@@ -20,21 +20,44 @@
 
 namespace dsa::common {
 
-// Same value as dsa::topk_order_key (tests hold the two equal). The sign is taken by a float
-// comparison, which -0 (then +0's key) and NaN fail: two float compares, two selects and a logic op in
-// the SASS, against eight instructions when -0 and NaN were told apart by their bits (ncu of the
-// short-row kernel, SELECT_RESULTS.md run 40). Host code must not flush denormals (no fast-math:
-// CMakeLists.txt), or a negative denormal would compare equal to 0.
-DSA_HD inline uint32_t order_key(float v) {
+// order_key (below) in two ways, both the same value as dsa::topk_order_key for every float (tests hold
+// them equal). By the bits: -0 and NaN told apart by their patterns, eight SASS instructions. By a float
+// compare of the sign, which -0 (then +0's key) and NaN fail: five (ncu of the short-row kernel,
+// SELECT_RESULTS.md run 40); but only where denormals compare as IEEE numbers, as they do in nvcc's code
+// (no -ftz): a host under DAZ (torch.set_flush_denormal) or a GPU that flushes them would take a
+// negative denormal for 0.
+DSA_HD inline uint32_t order_key_by_bits(float v) {
+  const uint32_t bits = float_bits(v);
+  const uint32_t b = bits == 0x80000000u ? 0u : bits;
+  const uint32_t key = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+  return (bits & 0x7fffffffu) > 0x7f800000u ? 0xffffffffu : key;
+}
+DSA_HD inline uint32_t order_key_by_compare(float v) {
   const uint32_t bits = float_bits(v);
   const uint32_t key = v < 0.0f ? ~bits : (bits | 0x80000000u);
   return v != v ? 0xffffffffu : key;
 }
+// The SPEC 6 order's key of v: by a compare in CUDA device code, by the bits everywhere else.
+DSA_HD inline uint32_t order_key(float v) {
+#if defined(__CUDA_ARCH__)
+  return order_key_by_compare(v);
+#else
+  return order_key_by_bits(v);
+#endif
+}
 
-// The larger of a and b as order_key ranks them (a NaN above everything, -0 and +0 alike), taken in
-// value space: order_key(key_max(a, b)) == max(order_key(a), order_key(b)). A maximum over many values
-// (a candidate block's score) then costs a compare and a select a value and one order_key at the end.
-DSA_HD inline float key_max(float a, float b) { return (b != b || b > a) ? b : a; }
+// The larger of a and b as order_key ranks them (a NaN above everything, -0 and +0 alike), so that
+// order_key(key_max(a, b)) == max(order_key(a), order_key(b)). In CUDA device code it is taken in value
+// space (key_max_by_compare: two compares and a select), so that a maximum over many values (a candidate
+// block's score) costs one order_key at the end; everywhere else by the keys, for the denormals' sake.
+DSA_HD inline float key_max_by_compare(float a, float b) { return (b != b || b > a) ? b : a; }
+DSA_HD inline float key_max(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return key_max_by_compare(a, b);
+#else
+  return order_key(b) > order_key(a) ? b : a;
+#endif
+}
 
 // The key of "no entry": below every value's key.
 inline constexpr uint32_t kNoEntryKey = 0;
