@@ -76,15 +76,18 @@ TEST(TwinKeys, OrderKeyIsTheReferenceOrderKey) {
   EXPECT_EQ(differing_compare, 0);
 }
 
+// The value-space maximum of CUDA device code, and max_order_key as the host computes it.
 TEST(TwinKeys, KeyMaxIsTheMaximumOfTheKeys) {
   const auto v = interesting_floats(300);
   for (const float a : v)
     for (const float b : v) {
       const uint32_t larger = std::max(order_key(a), order_key(b));
-      ASSERT_EQ(order_key(key_max(a, b)), larger) << std::bit_cast<uint32_t>(a) << " " << std::bit_cast<uint32_t>(b);
       ASSERT_EQ(order_key(key_max_by_compare(a, b)), larger)
           << std::bit_cast<uint32_t>(a) << " " << std::bit_cast<uint32_t>(b);
+      const float pair[2] = {a, b};
+      ASSERT_EQ(max_order_key(pair, 0, 2), larger) << std::bit_cast<uint32_t>(a) << " " << std::bit_cast<uint32_t>(b);
     }
+  EXPECT_EQ(max_order_key(v.data(), 3, 3), kMinusInfKey);
 }
 
 TEST(TwinKeys, HalfRoundingMatchesTheDefinition) {

@@ -46,16 +46,26 @@ DSA_HD inline uint32_t order_key(float v) {
 #endif
 }
 
-// The larger of a and b as order_key ranks them (a NaN above everything, -0 and +0 alike), so that
-// order_key(key_max(a, b)) == max(order_key(a), order_key(b)). In CUDA device code it is taken in value
-// space (key_max_by_compare: two compares and a select), so that a maximum over many values (a candidate
-// block's score) costs one order_key at the end; everywhere else by the keys, for the denormals' sake.
+// The larger of a and b as order_key ranks them (a NaN above everything, -0 and +0 alike), by two float
+// compares and a select: order_key(key_max_by_compare(a, b)) == max(order_key(a), order_key(b)) where
+// denormals compare as IEEE numbers (order_key above).
 DSA_HD inline float key_max_by_compare(float a, float b) { return (b != b || b > a) ? b : a; }
-DSA_HD inline float key_max(float a, float b) {
+
+// The largest key of v[lo .. hi) (order_key(-inf) for none). In CUDA device code the maximum is taken
+// over the values and keyed once (a candidate block's score: one order_key a block); everywhere else over
+// the keys, for the denormals' sake.
+DSA_HD inline uint32_t max_order_key(const float* v, int64_t lo, int64_t hi) {
 #if defined(__CUDA_ARCH__)
-  return key_max_by_compare(a, b);
+  float m = bits_float(0xff800000u);  // -inf
+  for (int64_t i = lo; i < hi; ++i) m = key_max_by_compare(m, v[i]);
+  return order_key(m);
 #else
-  return order_key(b) > order_key(a) ? b : a;
+  uint32_t m = order_key(bits_float(0xff800000u));
+  for (int64_t i = lo; i < hi; ++i) {
+    const uint32_t k = order_key(v[i]);
+    m = k > m ? k : m;
+  }
+  return m;
 #endif
 }
 

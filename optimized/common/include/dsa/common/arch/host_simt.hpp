@@ -299,8 +299,8 @@ private:
 
 // A block's shared memory as a GPU hands it over: holding whatever was there
 // (here a poison byte), so that code reading a word before it writes it fails
-// on the host as it can on the device (a zeroed Shared hid a histogram that a
-// kernel used uncleared).
+// on the host as it can on the device (a zeroed Shared would hide a histogram
+// that a kernel used uncleared).
 template <class Shared>
 std::unique_ptr<Shared> undefined_shared() {
   static_assert(std::is_trivially_copyable_v<Shared>, "shared memory holds plain data");

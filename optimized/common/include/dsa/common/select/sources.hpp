@@ -127,12 +127,10 @@ struct BlockScores {
     return block_key(logits + r * row_stride + span.begin(r), len, (len - 1) / block_size, c);
   }
   // Block c's key in a row of len columns whose newest block is `newest`: its largest value's key
-  // (the maximum taken over the values, key_max), no entry for a block of only -inf.
+  // (max_order_key), no entry for a block of only -inf.
   DSA_HD uint32_t block_key(const float* row, int64_t len, int64_t newest, int64_t c) const {
     const int64_t lo = c * block_size, hi = min64(lo + block_size, len);
-    float m = bits_float(0xff800000u);  // -inf
-    for (int64_t n = lo; n < hi; ++n) m = key_max(m, row[n]);
-    const uint32_t key = order_key(m);
+    const uint32_t key = max_order_key(row, lo, hi);
     return c == newest ? kPlusInfKey : key == kMinusInfKey ? kNoEntryKey : key;
   }
   DSA_HD int32_t payload(int64_t, int64_t pos) const { return int32_t(pos); }
