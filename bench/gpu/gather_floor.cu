@@ -5,7 +5,10 @@
 // a page of the block-flat cache (64 entries of 132 bytes). The same 128 MiB is read at every chunk
 // size (64 rows x 16384 candidate entries of 128 bytes), from a cache of 2 GiB, over eight chunk
 // lists so that one replay's chunks are not in L2 for the next. Each warp reads whole chunks with
-// 16-byte streaming loads, every chunk's loads issued before any is used.
+// 16-byte streaming loads, every chunk's loads issued before any is used. Each chunk size is read
+// twice: its values alone, then with its entries' fp32 scales as well (chunk / 32 bytes at the
+// page's scale area, 8 KB past its start: a second, small read at another place of the page, as
+// the compact logits kernel makes for every candidate block).
 //   gather_floor [--json FILE]
 #include <cuda_runtime.h>
 
@@ -28,9 +31,11 @@ constexpr int kLists = 8;
 
 // One warp a chunk at a time: each lane loads its kWords 16-byte words of the chunk (a chunk of
 // 32 * kWords * 16 bytes), then folds them into its sum.
-template <int kWords>
+template <int kWords, bool kScales>
 __global__ void __launch_bounds__(512) gather_chunks(const uint8_t* cache, const int64_t* chunk_at, int64_t chunks,
                                                      uint4* sink) {
+  // The chunk's scales: 4 bytes an entry of 128 bytes, 16 bytes a lane (lanes 0 .. kWords / 2 - 1).
+  constexpr int kScaleLanes = kWords * 32 * 16 / kEntryBytes * 4 / 16;
   const int lane = int(threadIdx.x % 32);
   const int64_t warps = int64_t(gridDim.x) * (blockDim.x / 32);
   uint4 acc = make_uint4(0, 0, 0, 0);
@@ -39,6 +44,13 @@ __global__ void __launch_bounds__(512) gather_chunks(const uint8_t* cache, const
     uint4 v[kWords];
 #pragma unroll
     for (int i = 0; i < kWords; ++i) v[i] = __ldcs(p + i * 32 + lane);
+    uint4 scale = make_uint4(0, 0, 0, 0);
+    if (kScales && lane < kScaleLanes) {
+      const int64_t page = chunk_at[c] / kPageBytes, in_page = chunk_at[c] % kPageBytes;
+      const uint8_t* s = cache + page * kPageBytes + kPageEntries * kEntryBytes + in_page / kEntryBytes * 4;
+      scale = __ldcs(reinterpret_cast<const uint4*>(s) + lane);
+    }
+    acc.x ^= scale.x;
 #pragma unroll
     for (int i = 0; i < kWords; ++i) acc.x ^= v[i].x, acc.y ^= v[i].y, acc.z ^= v[i].z, acc.w ^= v[i].w;
   }
@@ -47,6 +59,7 @@ __global__ void __launch_bounds__(512) gather_chunks(const uint8_t* cache, const
 
 struct Row {
   int64_t chunk_bytes = 0;
+  bool scales = false;
   float us = 0;
 };
 
@@ -84,7 +97,8 @@ int main(int argc, char** argv) {
   std::printf("gather floor: %lld MiB of K values in chunks at random block-aligned places of a %lld MiB cache\n",
               (long long)(kReadBytes >> 20), (long long)(kCacheBytes >> 20));
   std::printf("read bandwidth: %.3f TB/s (4 GiB reduction)\n", read_gbs / 1e3);
-  std::printf("%12s %8s %10s %8s %8s\n", "chunk bytes", "chunks", "us", "TB/s", "of read");
+  std::printf("%12s %7s %8s %10s %8s %8s %11s\n", "chunk bytes", "scales", "chunks", "us", "TB/s", "of read",
+              "TB/s all");
   for (const int64_t chunk_bytes : {int64_t(1024), int64_t(2048), int64_t(4096), int64_t(8192)}) {
     const int64_t chunks = kReadBytes / chunk_bytes, per_page = kPageEntries * kEntryBytes / chunk_bytes;
     std::vector<int64_t> at(size_t(kLists * chunks));
@@ -93,21 +107,25 @@ int main(int argc, char** argv) {
       a = page * kPageBytes + slot * chunk_bytes;
     }
     CHECK(cudaMemcpy(chunk_at, at.data(), at.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
-    const auto launch = [&](int list, cudaStream_t st) {
-      const int64_t* list_at = chunk_at + int64_t(list) * chunks;
-      switch (chunk_bytes) {
-        case 1024: gather_chunks<2><<<blocks, 512, 0, st>>>(cache, list_at, chunks, sink); break;
-        case 2048: gather_chunks<4><<<blocks, 512, 0, st>>>(cache, list_at, chunks, sink); break;
-        case 4096: gather_chunks<8><<<blocks, 512, 0, st>>>(cache, list_at, chunks, sink); break;
-        default: gather_chunks<16><<<blocks, 512, 0, st>>>(cache, list_at, chunks, sink); break;
-      }
-      CHECK(cudaGetLastError());
-    };
-    const float us = dsa::bench_gpu::graph_median_us(launch, kLists, 20, 2, stream);
-    const double tbps = double(kReadBytes) / (double(us) * 1e-6) / 1e12;
-    std::printf("%12lld %8lld %10.1f %8.2f %7.0f%%\n", (long long)chunk_bytes, (long long)chunks, us, tbps,
-                100.0 * tbps * 1e3 / read_gbs);
-    rows.push_back({chunk_bytes, us});
+    for (const bool scales : {false, true}) {
+      const auto launch = [&](int list, cudaStream_t st) {
+        const int64_t* list_at = chunk_at + int64_t(list) * chunks;
+        const auto run = [&](auto kernel) { kernel<<<blocks, 512, 0, st>>>(cache, list_at, chunks, sink); };
+        switch (chunk_bytes) {
+          case 1024: scales ? run(gather_chunks<2, true>) : run(gather_chunks<2, false>); break;
+          case 2048: scales ? run(gather_chunks<4, true>) : run(gather_chunks<4, false>); break;
+          case 4096: scales ? run(gather_chunks<8, true>) : run(gather_chunks<8, false>); break;
+          default: scales ? run(gather_chunks<16, true>) : run(gather_chunks<16, false>); break;
+        }
+        CHECK(cudaGetLastError());
+      };
+      const float us = dsa::bench_gpu::graph_median_us(launch, kLists, 20, 2, stream);
+      const double tbps = double(kReadBytes) / (double(us) * 1e-6) / 1e12;
+      const double all = tbps * (scales ? double(kEntryBytes + 4) / kEntryBytes : 1.0);
+      std::printf("%12lld %7s %8lld %10.1f %8.2f %7.0f%% %11.2f\n", (long long)chunk_bytes, scales ? "yes" : "no",
+                  (long long)chunks, us, tbps, 100.0 * tbps * 1e3 / read_gbs, all);
+      rows.push_back({chunk_bytes, scales, us});
+    }
   }
   if (!json.empty()) {
     FILE* f = std::fopen(json.c_str(), "w");
@@ -118,8 +136,8 @@ int main(int argc, char** argv) {
     std::fprintf(f, "{\"device\": \"%s\", \"read_gbs\": %.1f, \"read_bytes\": %lld, \"gather\": [", dev.name.c_str(),
                  read_gbs, (long long)kReadBytes);
     for (size_t i = 0; i < rows.size(); ++i)
-      std::fprintf(f, "%s{\"chunk_bytes\": %lld, \"us\": %.2f}", i ? ", " : "", (long long)rows[i].chunk_bytes,
-                   rows[i].us);
+      std::fprintf(f, "%s{\"chunk_bytes\": %lld, \"scales\": %s, \"us\": %.2f}", i ? ", " : "",
+                   (long long)rows[i].chunk_bytes, rows[i].scales ? "true" : "false", rows[i].us);
     std::fprintf(f, "]}\n");
     std::fclose(f);
   }
