@@ -42,6 +42,16 @@ class TwoKernels {
   TwoKernels& operator=(const TwoKernels&) = delete;
 };
 
+// The adapters stage steps' pages from page `first_page` of a larger device cache while it lives
+// (cuda::set_sm90_page_base).
+class PageBase {
+ public:
+  explicit PageBase(int32_t first_page) { cuda::set_sm90_page_base(first_page); }
+  ~PageBase() { cuda::set_sm90_page_base(0); }
+  PageBase(const PageBase&) = delete;
+  PageBase& operator=(const PageBase&) = delete;
+};
+
 // Every row takes a random subset of its blocks of 8, in random order, one slot in six empty (and every
 // slot past the row's blocks).
 inline CandidateBlocks draw_candidates(const DecodeProblem& p, int32_t slots, uint64_t seed) {

@@ -13,7 +13,15 @@ namespace dsa::cuda {
 namespace {
 std::atomic<int32_t> grid_limit{0};
 std::atomic<bool> candidate_two_kernels{false};
+std::atomic<int32_t> page_base{0};
 }  // namespace
+
+void set_sm90_page_base(int32_t first_page) {
+  if (first_page < 0)
+    throw InvalidInput("first_page", "must be 0 (the step's own cache) or positive, got " + std::to_string(first_page));
+  page_base = first_page;
+}
+int32_t sm90_page_base() { return page_base; }
 
 void set_sm90_candidate_two_kernels(bool on) { candidate_two_kernels = on; }
 bool sm90_candidate_two_kernels_forced() { return candidate_two_kernels; }

@@ -1,6 +1,7 @@
 // IndexerOps over the SM90 logits kernels (cuda_ops.hpp).
 #include <cuda_runtime.h>
 
+#include <climits>
 #include <string>
 #include <vector>
 
@@ -115,15 +116,35 @@ private:
     DeviceBuffer<int32_t> seq_lens, decode_lens, block_table;
     DeviceDecodeStep step;
     explicit Staged(const DecodeProblem& p)
-        : q(to_device(p.q)), cache(to_device(p.cache.bytes)), weights(to_device(p.weights)),
-          seq_lens(to_device(p.seq_lens)), decode_lens(to_device(p.decode_lens)), block_table(to_device(p.block_table)) {
+        : q(to_device(p.q)), weights(to_device(p.weights)), seq_lens(to_device(p.seq_lens)),
+          decode_lens(to_device(p.decode_lens)) {
+      // The pages from sm90_page_base() on (tests): the same bytes at page base + i, the table's ids moved.
+      const int32_t base = sm90_page_base();
+      if (int64_t(base) + p.cache.num_pages > INT32_MAX)
+        throw InvalidInput("first_page", "page base " + std::to_string(base) + " leaves no room for " +
+                                             std::to_string(p.cache.num_pages) + " pages in int32 page ids");
+      if (base == 0) {
+        cache = to_device(p.cache.bytes);
+        block_table = to_device(p.block_table);
+      } else {
+        const size_t page_bytes = p.cache.page_bytes();
+        cache = DeviceBuffer<uint8_t>((size_t(base) + size_t(p.cache.num_pages)) * page_bytes);
+        if (!p.cache.bytes.empty())
+          DSA_CUDA_CHECK(cudaMemcpy(cache.data() + size_t(base) * page_bytes, p.cache.bytes.data(),
+                                    p.cache.bytes.size(), cudaMemcpyHostToDevice));
+        // Entries that name no page of the cache (past a request's pages) are left as they are.
+        std::vector<int32_t> moved = p.block_table;
+        for (int32_t& id : moved)
+          if (id >= 0 && id < p.cache.num_pages) id += base;
+        block_table = to_device(moved);
+      }
       step.batch = p.batch, step.next_n = p.next_n, step.heads = p.heads, step.head_dim = p.head_dim;
       step.q = q.data(), step.weights = weights.data();
       step.seq_lens = seq_lens.data(), step.seq_lens_2d = p.seq_lens_2d, step.compress_ratio = p.compress_ratio;
       step.decode_lens = p.decode_lens.empty() ? nullptr : decode_lens.data();
       step.vllm_padded_lengths = p.padded_lengths == PaddedLengths::vllm_padded;
       step.block_table = block_table.data(), step.max_pages = p.max_pages;
-      step.cache = cache.data(), step.num_pages = p.cache.num_pages, step.block_size = p.cache.block_size;
+      step.cache = cache.data(), step.num_pages = base + p.cache.num_pages, step.block_size = p.cache.block_size;
       step.logits_width = p.logits_width;
     }
   };

@@ -99,5 +99,13 @@ void set_sm90_grid_limit(int32_t blocks);
 // so that the two paths' arrays can be compared on the same step.
 void set_sm90_candidate_two_kernels(bool on);
 bool sm90_candidate_two_kernels_forced();
+// For tests: the adapters (cuda_ops.hpp: cuda_sm90, cuda_sm90_accurate) stage a decode step's pages
+// from page `first_page` of a larger device cache on, its block table's ids moved with them (the
+// pages below are allocated, never written or read; 0, the default: the step's own cache), so that
+// the kernels address pages past 2 GiB of their cache, as a serving engine's cache of tens of GB
+// makes them do. A page's byte offset computed in 32 bits is a real bug there: vLLM #52109 (AITER's
+// paged logits on gfx942 scored every page past 2^31 bytes exactly 0.0).
+void set_sm90_page_base(int32_t first_page);
+int32_t sm90_page_base();
 
 }  // namespace dsa::cuda
