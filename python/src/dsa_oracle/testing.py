@@ -6,7 +6,10 @@ both values and their bits, and whose `report` is the Report object.
     assert_topk_valid(my_topk(logits, k), logits, lengths=seq_lens)
 """
 
+import numpy as np
+
 from . import oracle
+from ._arrays import _invalid, is_torch, loaded_torch
 
 
 class OracleAssertionError(AssertionError):
@@ -59,3 +62,61 @@ def assert_golden_case(path, outputs, *, tolerance=None, msg=None):
     from . import golden
 
     return _require(golden.check_case(path, outputs, tolerance=tolerance), msg)
+
+
+TWO_GIB = 1 << 31
+
+
+def relocate_pages(kv_cache, block_table, *, first_page=None, boundary=TWO_GIB):
+    """The step's K cache and block table as a serving engine's cache of many GB hands them to a kernel:
+    the same pages from page `first_page` of a larger cache on, the block table's ids moved with them.
+    Returns (kv_cache, block_table), numpy or torch as given (torch: on kv_cache's device).
+
+    A page's byte offset computed in 32 bits wraps past 2^31 bytes: vLLM #52109 found AITER's gfx942
+    paged logits scoring every page there exactly 0.0. A test's cache of a few pages never gets there.
+    Run the kernel under test on the relocated cache and table and hold it to the oracle's answer for
+    the original ones: where a page lies never changes the logits.
+
+    first_page: by default two whole pages below `boundary` bytes, so that the third page crosses it
+    and the rest lie past it. The pages below `first_page` are zeros, never meant to be read (numpy and
+    CPU torch: allocated lazily, no memory is used until written). Block-table entries that name no page
+    of the cache are left as they are.
+    """
+    pages = int(kv_cache.shape[0]) if len(getattr(kv_cache, "shape", ())) >= 1 else 0
+    if pages < 1:
+        raise _invalid("kv_cache", f"needs at least one page (shape {tuple(getattr(kv_cache, 'shape', ()))})")
+    page_bytes = int(kv_cache[0].numel() * kv_cache.element_size()) if is_torch(kv_cache) else int(kv_cache[0].nbytes)
+    if first_page is None:
+        if boundary < 1:
+            raise _invalid("boundary", f"must be a positive byte offset, got {boundary}")
+        first_page = max(0, boundary // page_bytes - 2)
+    first_page = int(first_page)
+    if first_page < 0:
+        raise _invalid("first_page", f"must be 0 or positive, got {first_page}")
+    if first_page + pages > 2**31 - 1:
+        raise _invalid("first_page", f"{first_page} + {pages} pages passes int32 page ids")
+    shape = (first_page + pages,) + tuple(kv_cache.shape[1:])
+    if is_torch(kv_cache) != is_torch(block_table):
+        raise _invalid("block_table", "must be a torch tensor with a torch kv_cache, a numpy array with a numpy one")
+    if is_torch(kv_cache):
+        torch = loaded_torch()
+        if kv_cache.device.type == "cpu" and kv_cache.element_size() == 1:
+            # numpy's zeros come from calloc: untouched pages of the big cache cost no memory.
+            cache = torch.from_numpy(np.zeros(shape, dtype=np.uint8)).view(kv_cache.dtype)
+        else:
+            cache = torch.zeros(shape, dtype=kv_cache.dtype, device=kv_cache.device)
+        cache[first_page:] = kv_cache
+        table = block_table.clone()
+        named = (table >= 0) & (table < pages)
+        table[named] += first_page
+        return cache, table
+    if not isinstance(kv_cache, np.ndarray) or not isinstance(block_table, np.ndarray):
+        raise _invalid("kv_cache", "expected numpy arrays or torch tensors for kv_cache and block_table")
+    if block_table.dtype.kind not in "iu":
+        raise _invalid("block_table", f"expected integer page ids, got {block_table.dtype}")
+    cache = np.zeros(shape, dtype=kv_cache.dtype)
+    cache[first_page:] = kv_cache
+    table = block_table.copy()
+    named = (table >= 0) & (table < pages)
+    table[named] += first_page
+    return cache, table
