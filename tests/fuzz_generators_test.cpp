@@ -64,7 +64,7 @@ TEST(FuzzGenerators, DrawEveryValueDistribution) {
     tails.insert(c.tail);
     for (const TopkRow& r : c.rows) kinds.insert(r.values);
   }
-  EXPECT_EQ(kinds.size(), 9u);
+  EXPECT_EQ(kinds.size(), 10u);
   EXPECT_EQ(tails.size(), 2u);
 }
 
@@ -73,10 +73,10 @@ TEST(FuzzGenerators, ValueDistributionsAreWhatTheySay) {
   c.k = 1;
   c.seed = 3;
   for (ValueKind kind : {ValueKind::few_levels, ValueKind::constant, ValueKind::mostly_neg_inf,
-                         ValueKind::one_coarse_bin, ValueKind::nan_heavy})
+                         ValueKind::one_coarse_bin, ValueKind::nan_heavy, ValueKind::below_fp16})
     c.rows.push_back({0, 4096, kind, 5});
   const Logits logits = make_logits(c);
-  std::set<float> levels;
+  std::set<float> levels, below;
   int64_t neg_inf = 0, nan = 0;
   for (int64_t i = 0; i < 4096; ++i) {
     levels.insert(logits.at(0, i));
@@ -85,10 +85,14 @@ TEST(FuzzGenerators, ValueDistributionsAreWhatTheySay) {
     const float v = logits.at(3, i);
     EXPECT_TRUE(v >= 1.0f && v < 1.0f + std::ldexp(1.0f, -11)) << v;  // one fp16 value: 1.0
     nan += std::isnan(logits.at(4, i));
+    const float w = logits.at(5, i);
+    EXPECT_TRUE(std::isfinite(w)) << w;
+    if (w < -65520.0f) below.insert(w);  // past fp16's largest finite magnitude, by rounding too
   }
   EXPECT_LE(levels.size(), 4u);
   EXPECT_NEAR(double(neg_inf) / 4096, 7.0 / 8, 0.03);
   EXPECT_NEAR(double(nan) / 4096, 7.0 / 8, 0.03);
+  EXPECT_NEAR(double(below.size()) / 4096, 15.0 / 16, 0.03);  // distinct values, nearly all
 }
 
 TEST(FuzzGenerators, CandidateCasesAreValid) {

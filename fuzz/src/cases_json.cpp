@@ -21,9 +21,10 @@ template <class E>
 struct EnumNames;
 template <>
 struct EnumNames<ValueKind> {
-  static constexpr std::array<std::string_view, 9> names = {"normal",    "few_levels", "constant",
-                                                            "mostly_neg_inf", "one_coarse_bin", "nan_heavy",
-                                                            "extremes", "small_integers", "bf16_valued"};
+  static constexpr std::array<std::string_view, 10> names = {"normal",         "few_levels",     "constant",
+                                                             "mostly_neg_inf", "one_coarse_bin", "nan_heavy",
+                                                             "extremes",       "small_integers", "bf16_valued",
+                                                             "below_fp16"};
 };
 template <>
 struct EnumNames<TailKind> {

@@ -69,7 +69,8 @@ inline rc::Gen<ValueKind> gen_value_kind() {
                           {2, ValueKind::nan_heavy},
                           {2, ValueKind::extremes},
                           {3, ValueKind::small_integers},
-                          {2, ValueKind::bf16_valued}});
+                          {2, ValueKind::bf16_valued},
+                          {2, ValueKind::below_fp16}});
 }
 
 inline rc::Gen<TailKind> gen_tail() { return pick<TailKind>({{3, TailKind::garbage}, {1, TailKind::neg_inf}}); }

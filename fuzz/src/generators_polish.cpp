@@ -1,11 +1,14 @@
 // The last polish of a shrink (generator_draws.hpp): the case itself made
-// smaller, one row, request, length or row position at a time.
+// smaller, one row, request, length or row position at a time (and a top-k
+// row's values drawn again from a smaller seed).
 #include <algorithm>
 
 #include "generator_draws.hpp"
 
 namespace dsa::fuzz::detail {
 namespace {
+
+constexpr uint32_t kReseeds = 32;  // seeds a top-k row may be drawn again from (polish(TopkCase))
 
 template <class T>
 std::vector<T> towards(T value, T target) {
@@ -41,6 +44,18 @@ std::vector<TopkCase> polish(const TopkCase& c) {
     d.k = k;
     out.push_back(std::move(d));
   }
+  // A row's values come from its seed: the value that breaks a kernel (a NaN among extremes, one
+  // entry in 64) sits where that seed put it, and no shorter row of the same seed keeps it. So a row
+  // may also be drawn again from one of a few small seeds at half its length: the length still falls
+  // with every accepted step (the shrink ends), and a seed that puts such a value early lets it go on.
+  for (size_t i = 0; i < c.rows.size(); ++i)
+    for (uint32_t seed = 0; seed < kReseeds && c.rows[i].len > 1; ++seed) {
+      if (seed == c.rows[i].seed) continue;
+      TopkCase d = c;
+      d.rows[i].seed = seed;
+      d.rows[i].len = c.rows[i].len / 2;
+      out.push_back(std::move(d));
+    }
   return out;
 }
 

@@ -36,6 +36,7 @@ enum class ValueKind : uint8_t {
   extremes,        // +-inf, +-0, subnormals, +-FLT_MAX, an occasional NaN
   small_integers,  // -3..3: ties, but not massive
   bf16_valued,     // normal rounded to bf16 (bf16 logits tie often)
+  below_fp16,      // 15/16 finite below fp16's -65504 (a key through fp16 puts them with -inf), distinct
 };
 // What lies outside a row's window: what the reference writes, or what a kernel leaves.
 enum class TailKind : uint8_t {
