@@ -1,4 +1,5 @@
-// The SM90 logits kernels on pages past 2 GiB of their K cache. A serving engine's cache holds tens of
+// The SM90 logits kernels on pages past 2 GiB of their K cache, and on logits rows past 2 GiB of
+// their output (with the selection's top-k over them). A serving engine's cache holds tens of
 // GB, so a page's byte offset passes 2^31 from the 254,201st page of 8448 bytes on; computed in 32
 // bits it wraps, and vLLM #52109 found AITER's paged logits on gfx942 scoring every such page exactly
 // 0.0 (the zeros then won ties in the top-k: a silently random selection). The other GPU tests stage
@@ -17,12 +18,14 @@
 #include "dsa/error.hpp"
 #include "dsa/logits.hpp"
 #include "dsa/optimized/cuda/cuda_ops.hpp"
+#include "dsa/optimized/cuda/select_ops.hpp"
 #include "dsa/optimized/cuda/sm90_logits.hpp"
 #include "dsa/oracle/candidate_views.hpp"
 #include "dsa/oracle/logits_check.hpp"
 #include "dsa/oracle/poison.hpp"
 #include "dsa/oracle/report.hpp"
 #include "dsa/oracle/rows.hpp"
+#include "dsa/oracle/selection_check.hpp"
 #include "dsa/profile.hpp"
 #include "dsa/synthetic.hpp"
 #include "gpu/gpu_test_support.hpp"
@@ -133,6 +136,44 @@ TEST(Sm90LargeCache, PagesPast2GiBGiveTheReferencesLogitsAndSelection) {
           EXPECT_TRUE(sv.passed) << what << ", " << op << ":\n" << oracle::format_table(sv);
         }
       }
+}
+
+// Logits rows past 2 GiB of the output buffer: 530 rows of max_model_len 2^20 (4 MB a row), as a
+// serving step of 512 rows or more at a context of 1M writes them. A row's offset computed in 32 bits
+// wraps there, and AITER #4244 found its gfx942 paged logits dropping those rows' stores (a buffer
+// store past 2^31 bytes), the rows left as they were. Then cuda_select's top-k over the same buffer.
+TEST(Sm90LargeCache, LogitsRowsPast2GiBAreWrittenAndRanked) {
+  REQUIRE_SM90();
+  Rng rng(2026);
+  SyntheticDecodeConfig config;
+  config.batch = 530;
+  config.next_n = 1;
+  config.heads = 64;
+  config.head_dim = 128;
+  config.logits_width = int64_t(1) << 20;
+  for (int32_t b = 0; b < config.batch; ++b) config.seq_lens.push_back(int32_t(rng.uniform_int(1, 300)));
+  const DecodeProblem p = make_decode_problem(config, rng);
+  ASSERT_GT(p.rows() * p.logits_width * int64_t(sizeof(float)), kTwoGiB + 8 * (p.logits_width * 4))
+      << "the last rows must lie past 2 GiB of the logits";
+  const Profile& profile = find_profile(cuda::profile_of(Sm90Variant::standard));
+  const auto lens = visible_lens(p);
+
+  Logits dense = poisoned(p.rows(), p.logits_width);
+  cuda::make_cuda_sm90_ops(Sm90Variant::standard)->decode_logits(p, profile, dense);
+  oracle::LogitsCheckOptions clean;
+  clean.clean = true;  // -inf past each row's length: the whole 2 GiB written
+  clean.poison_bits = oracle::kPoisonF32Bits;
+  const auto verdict = oracle::check_logits(dense, decode_logits(p, profile).logits, lens, clean);
+  EXPECT_TRUE(verdict.passed) << first_mismatches(verdict);
+
+  RowBounds bounds;
+  for (const int64_t len : lens) bounds.start.push_back(0), bounds.end.push_back(len);
+  TopkIndices chosen = oracle::poisoned_topk(p.rows(), 64);
+  cuda::make_cuda_select_ops()->topk(dense, bounds, chosen);
+  const oracle::WrittenVerdict written = oracle::check_written(oracle::view(chosen), "topk_indices");
+  EXPECT_TRUE(written.passed) << written.survivors << " top-k entries left unwritten";
+  const oracle::SelectionVerdict sv = oracle::check_topk(oracle::view(chosen), dense, bounds);
+  EXPECT_TRUE(sv.passed) << oracle::format_table(sv);
 }
 
 // The staging knob itself refuses what no cache can be.
