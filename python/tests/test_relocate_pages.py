@@ -117,3 +117,33 @@ def test_torch_tensors_come_back_on_their_device():
     assert torch.equal(cache[5:], kv_cache) and not cache[:5].any()
     named = (block_table >= 0) & (block_table < kv_cache.shape[0])
     assert torch.equal(table[named], block_table[named] + 5)
+
+
+def kernel_with_offsets(offset_dtype):
+    """A decode-logits kernel whose arithmetic is the reference's and whose page addressing computes
+    page * page_bytes in `offset_dtype` (offset_gather)."""
+    from test_fuzz_ops import dense_decode
+
+    def decode_logits(q, kv_cache, weights, seq_lens, block_table, **params):
+        read, table = offset_gather(kv_cache, block_table, offset_dtype)
+        return dense_decode(q, read, weights, seq_lens, table, **params)
+
+    return decode_logits
+
+
+def test_the_fuzzer_finds_32_bit_page_offsets_only_on_relocated_pages():
+    wrapped = kernel_with_offsets(np.int32)
+    # The fuzzer's caches are a few MB: the bug is invisible there...
+    dsa_oracle.fuzz(wrapped, op="decode_logits", cases=15, seed=3, properties=["logits_agree"])
+    dsa_oracle.fuzz(kernel_with_offsets(np.int64), op="decode_logits", cases=15, seed=3, properties=["logits_agree"],
+                    relocate_pages=True)
+    # ...and found at once with every cache's pages past 2 GiB, the replay line saying so.
+    with pytest.raises(dsa_oracle.FuzzFailure, match="logits_agree") as failure:
+        dsa_oracle.fuzz(wrapped, op="decode_logits", cases=15, seed=3, properties=["logits_agree"],
+                        relocate_pages=True, shrink_seconds=5)
+    assert "relocate_pages=True" in failure.value.failure["replay"]
+    with pytest.raises(dsa_oracle.FuzzFailure):
+        dsa_oracle.replay(wrapped, op="decode_logits", property="logits_agree", case=failure.value.failure["case"],
+                          relocate_pages=True)
+    assert dsa_oracle.replay(wrapped, op="decode_logits", property="logits_agree",
+                             case=failure.value.failure["case"]) == "pass"

@@ -9,6 +9,9 @@ IndexerOps takes a kernel (OPS below). A kernel is called with keywords: the
 tensors and parameters of its op that its signature names (all of them if it
 takes **kwargs), and `out`, the output buffer(s) filled with the oracle's
 poison. It returns its output(s), or None after writing into `out`.
+With relocate_pages=True every K cache reaches the kernel with its pages past
+2 GiB of a larger cache (dsa_oracle.testing.relocate_pages), where a page
+offset computed in 32 bits wraps.
 """
 
 import inspect
@@ -107,10 +110,11 @@ def _accepted(name, fn, op):
 class _Dispatcher:
     """What the C++ PythonOps calls for each op: converts, calls the kernel, normalises its outputs."""
 
-    def __init__(self, kernels, framework, device):
+    def __init__(self, kernels, framework, device, relocate=False):
         self.kernels = kernels
         self.framework = framework
         self.device = device
+        self.relocate = relocate
         self.accepted = {op: _accepted(getattr(fn, "__name__", op), fn, op) for op, fn in kernels.items()}
 
     def _tensor(self, name, array, params):
@@ -135,6 +139,10 @@ class _Dispatcher:
             return converted[id(array)]
 
         args = {name: convert(name, array) for name, array in tensors.items()}
+        if self.relocate and args.get("kv_cache") is not None and args.get("block_table") is not None:
+            from .testing import relocate_pages
+
+            args["kv_cache"], args["block_table"] = relocate_pages(args["kv_cache"], args["block_table"])
         args.update(params)
         names = OPS[op][1]
         buffers = {name: convert(name, outputs[name]) for name in names}
@@ -221,21 +229,27 @@ def _name(kernel, op):
     return getattr(kernel, "__name__", "kernel")
 
 
-def replay_line(kernel, op, failure, framework, device):
+def replay_line(kernel, op, failure, framework, device, relocate=False):
     extra = "" if framework == "numpy" else f", framework={framework!r}, device={device!r}"
+    if relocate:
+        extra += ", relocate_pages=True"
     op_arg = "" if isinstance(kernel, dict) else f", op={op!r}"
     return (f"dsa_oracle.replay({_name(kernel, op)}{op_arg}, property={failure['property']!r}, "
             f"case={failure['case']!r}{extra})")
 
 
 def fuzz(kernel, op="topk", *, seconds=None, cases=None, seed=1, properties=None, framework=None, device=None,
-         progress=False, shrink_seconds=30.0, shrink_steps=5000):
-    """Fuzz `kernel` (or {op: kernel}) in-process; raises FuzzFailure on the first shrunk failure or when nothing was checked."""
+         progress=False, shrink_seconds=30.0, shrink_steps=5000, relocate_pages=False):
+    """Fuzz `kernel` (or {op: kernel}) in-process; raises FuzzFailure on the first shrunk failure or when nothing was checked.
+
+    relocate_pages: hand every K cache to the kernel with its pages past 2 GiB of a larger cache (a kernel that
+    reads only the pages its block table names pays nothing for the rest; one that reads the whole cache reads 2 GiB).
+    """
     kernels = _kernels(kernel, op)
     framework, device = _framework(framework, device)
     if seconds is None and cases is None:
         seconds = 60.0
-    dispatch = _Dispatcher(kernels, framework, device)
+    dispatch = _Dispatcher(kernels, framework, device, bool(relocate_pages))
     raw = _core.fuzz_run(dispatch, list(properties or []), int(seed), float(seconds or 0), int(cases or 0), 10,
                          float(shrink_seconds), int(shrink_steps), bool(progress))
     result = FuzzResult(raw)
@@ -243,7 +257,7 @@ def fuzz(kernel, op="topk", *, seconds=None, cases=None, seed=1, properties=None
         f = p["failure"]
         if f is None:
             continue
-        f["replay"] = replay_line(kernel, op, f, framework, device)
+        f["replay"] = replay_line(kernel, op, f, framework, device, bool(relocate_pages))
         again = "" if f["reproduced"] else "\n  (WARNING: the shrunk case did not fail again on replay)"
         message = (f"{f['property']} failed after {f['cases']} cases ({f['seconds']:.1f} s); shrunk in "
                    f"{f['shrink_steps']} steps ({f['shrink_seconds']:.1f} s) to: {f['summary']}{again}\n"
@@ -256,11 +270,12 @@ def fuzz(kernel, op="topk", *, seconds=None, cases=None, seed=1, properties=None
     return result
 
 
-def replay(kernel, op="topk", *, property, case, framework=None, device=None):
+def replay(kernel, op="topk", *, property, case, framework=None, device=None, relocate_pages=False):
     """Runs one printed case of one property once; raises FuzzFailure while it fails."""
     kernels = _kernels(kernel, op)
     framework, device = _framework(framework, device)
-    verdict, message, described = _core.fuzz_replay(_Dispatcher(kernels, framework, device), property, case)
+    dispatch = _Dispatcher(kernels, framework, device, bool(relocate_pages))
+    verdict, message, described = _core.fuzz_replay(dispatch, property, case)
     if verdict == "fail":
         raise FuzzFailure(f"{property} fails on the replayed case:\n{_indent(described, 4)}\n  oracle:\n{_indent(message, 4)}")
     if verdict == "unsupported":
