@@ -13,7 +13,9 @@
 // 16384 candidate entries in blocks of 16, 32 or 64 as well (2048 / B * 8 slots), so that the
 // compact launch's bandwidth can be read against the size of its copies (1 KB a block of 8).
 // --batches times other request counts than the default 8 and 64 (the launches' fixed costs weigh
-// less on the ratio as the batch grows).
+// less on the ratio as the batch grows). Each batch also times the step's own gather (the candidate
+// blocks' values and scales at the pages the compact launch reads, plain loads, nothing computed):
+// dense path / gather is the best ratio any launch that reads those bytes could reach on this card.
 //   candidate_path_speed [--json FILE] [--reps N] [--block-sizes 8,16,32,64] [--batches 8,64,...]
 #include <cuda_runtime.h>
 
@@ -49,6 +51,42 @@ std::vector<int32_t> download(const int32_t* d, size_t n) {
   return h;
 }
 
+constexpr int kMaxWordsPerLane = 64 * 128 / 16 / 32;  // a whole page of 64 entries of D 128
+
+// The compact launch's reads without its work: a warp per (row, slot) loads the candidate block's
+// values (S * D bytes at its page) and its scales (S * 4 bytes at the page's scale area) with
+// 16-byte streaming loads and folds them into a sum that is never true.
+__global__ void gather_candidate_blocks(dsa::cuda::DeviceDecodeStep step, const int32_t* blocks, int32_t slots,
+                                        int32_t block_size, int64_t rows, uint4* sink) {
+  const int lane = int(threadIdx.x % 32);
+  const int64_t page_bytes = int64_t(step.block_size) * (step.head_dim + 4);
+  const int value_words = block_size * step.head_dim / 16, scale_words = block_size * 4 / 16;
+  uint4 acc = make_uint4(0, 0, 0, 0);
+  const int64_t warps = int64_t(gridDim.x) * (blockDim.x / 32);
+  for (int64_t w = blockIdx.x * int64_t(blockDim.x / 32) + threadIdx.x / 32; w < rows * slots; w += warps) {
+    const int64_t r = w / slots;
+    const int32_t b = blocks[w];
+    const int64_t first = int64_t(b) * block_size;
+    if (b < 0 || first >= step.seq_lens[r / step.next_n]) continue;  // 1-D lengths: every row of a request sees L
+    const int32_t page = step.block_table[(r / step.next_n) * step.max_pages + first / step.block_size];
+    const int64_t in_page = first % step.block_size;
+    const uint8_t* base = step.cache + int64_t(page) * page_bytes;
+    const uint4* values = reinterpret_cast<const uint4*>(base + in_page * step.head_dim);
+    const uint4* scales = reinterpret_cast<const uint4*>(base + int64_t(step.block_size) * step.head_dim + in_page * 4);
+    // Every load of the block issued before any is used (up to a page: 16 words a lane).
+    uint4 v[kMaxWordsPerLane];
+#pragma unroll
+    for (int j = 0; j < kMaxWordsPerLane; ++j)
+      if (lane + 32 * j < value_words) v[j] = __ldcs(values + lane + 32 * j);
+    const uint4 scale = lane < scale_words ? __ldcs(scales + lane) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+    for (int j = 0; j < kMaxWordsPerLane; ++j)
+      if (lane + 32 * j < value_words) acc.x ^= v[j].x, acc.y ^= v[j].y, acc.z ^= v[j].z, acc.w ^= v[j].w;
+    acc.x ^= scale.x;
+  }
+  if ((acc.x ^ acc.y ^ acc.z ^ acc.w) == 0x9e3779b9u) sink[blockIdx.x] = acc;
+}
+
 // Rows whose sets differ, and of those the rows whose chosen values differ too (a tie at the cut
 // may be broken differently: the dense top-k takes the lowest positions, the compact one the lowest
 // compact columns). `values` is the dense row the positions index.
@@ -78,7 +116,7 @@ SetDiff rows_differing(std::vector<int32_t> a, std::vector<int32_t> b, const std
 struct PathResult {
   int batch = 0;
   float dense_logits = 0, mask = 0, dense_topk = 0, dense_path = 0;
-  float compact_logits = 0, compact_topk = 0, two_kernels = 0, fused = 0;
+  float compact_logits = 0, compact_topk = 0, two_kernels = 0, fused = 0, gather = 0;
   bool one_launch = false, fused_is_two_kernels = false;
   double dense_k_bytes = 0, compact_k_bytes = 0;
   SetDiff differing;
@@ -157,6 +195,16 @@ PathResult time_batch(int batch, int32_t block_size, int reps, const dsa::cuda::
     compact_topk(i);
   });
   r.fused = time(fused);
+  {
+    uint4* sink = nullptr;
+    CHECK(cudaMalloc(&sink, size_t(dev.sm_count) * 4 * sizeof(uint4)));
+    r.gather = time([&](int i) {
+      gather_candidate_blocks<<<dev.sm_count * 4, 512, 0, stream>>>(paged.at_set(i), blocks, slots, block_size, rows,
+                                                                     sink);
+      CHECK(cudaGetLastError());
+    });
+    CHECK(cudaFree(sink));
+  }
   r.one_launch = dsa::cuda::sm90_candidate_logits_top_k_is_one_launch(paged.at_set(0), slots, block_size);
   r.dense_k_bytes = paged.k_bytes();
   r.compact_k_bytes = double(rows) * compact_width * (kHeadDim + 4);
@@ -232,16 +280,16 @@ int main(int argc, char** argv) {
     const int32_t slots = kCandidateEntries / block_size;
     std::printf("consumer step, 128k context, %d blocks of %d, top %d, H %d D %d, us:\n", slots, block_size, kTopk,
                 kHeads, kHeadDim);
-    std::printf("%6s %9s %7s %9s %10s | %9s %9s %9s %9s %7s | %7s %7s %8s %8s\n", "batch", "dense lg", "mask",
-                "dense tk", "dense path", "cmp lg", "cmp tk", "2 kernels", "fused", "=2 krn", "ratio", "bytes",
-                "rows !=", "!= vals");
+    std::printf("%6s %9s %7s %9s %10s | %9s %9s %9s %9s %7s | %8s %7s %8s %7s %8s %8s\n", "batch", "dense lg",
+                "mask", "dense tk", "dense path", "cmp lg", "cmp tk", "2 kernels", "fused", "=2 krn", "gather",
+                "ratio", "best", "bytes", "rows !=", "!= vals");
     for (const int batch : batches) {
       const PathResult r = time_batch(batch, block_size, reps, dev);
       const double bytes_ratio = r.dense_k_bytes / r.compact_k_bytes;
-      std::printf("%6d %9.1f %7.1f %9.1f %10.1f | %9.1f %9.1f %9.1f %9.1f %7s | %7.2f %7.2f %8lld %8lld\n",
+      std::printf("%6d %9.1f %7.1f %9.1f %10.1f | %9.1f %9.1f %9.1f %9.1f %7s | %8.1f %7.2f %8.2f %7.2f %8lld %8lld\n",
                   r.batch, r.dense_logits, r.mask, r.dense_topk, r.dense_path, r.compact_logits, r.compact_topk,
-                  r.two_kernels, r.fused, r.fused_is_two_kernels ? "yes" : "NO", r.dense_path / r.fused, bytes_ratio,
-                  (long long)r.differing.rows, (long long)r.differing.beyond_ties);
+                  r.two_kernels, r.fused, r.fused_is_two_kernels ? "yes" : "NO", r.gather, r.dense_path / r.fused,
+                  r.dense_path / r.gather, bytes_ratio, (long long)r.differing.rows, (long long)r.differing.beyond_ties);
       std::fflush(stdout);
       same = same && r.differing.beyond_ties == 0 && r.fused_is_two_kernels;
       char rec[1024];
@@ -249,12 +297,12 @@ int main(int argc, char** argv) {
                     "%s{\"batch\": %d, \"context\": %d, \"slots\": %d, \"block_size\": %d, \"k\": %d, "
                     "\"dense_logits_us\": %.2f, \"mask_us\": %.2f, \"dense_topk_us\": %.2f, \"dense_path_us\": %.2f, "
                     "\"compact_logits_us\": %.2f, \"compact_topk_us\": %.2f, \"two_kernels_us\": %.2f, "
-                    "\"fused_us\": %.2f, \"fused_one_launch\": %s, \"fused_is_two_kernels_array\": %s, "
+                    "\"fused_us\": %.2f, \"gather_us\": %.2f, \"fused_one_launch\": %s, \"fused_is_two_kernels_array\": %s, "
                     "\"dense_k_bytes\": %.0f, \"compact_k_bytes\": %.0f, \"rows_differing\": %lld, "
                     "\"rows_differing_beyond_ties\": %lld}",
                     records.empty() ? "" : ",\n    ", r.batch, kContext, slots, block_size, kTopk, r.dense_logits,
                     r.mask, r.dense_topk, r.dense_path, r.compact_logits, r.compact_topk, r.two_kernels, r.fused,
-                    r.one_launch ? "true" : "false", r.fused_is_two_kernels ? "true" : "false", r.dense_k_bytes,
+                    r.gather, r.one_launch ? "true" : "false", r.fused_is_two_kernels ? "true" : "false", r.dense_k_bytes,
                     r.compact_k_bytes, (long long)r.differing.rows, (long long)r.differing.beyond_ties);
       records += rec;
     }
