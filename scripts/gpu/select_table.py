@@ -117,12 +117,15 @@ def main():
             "`launches` says 1, its blocks ranking the rows they complete); `2 kernels`: the same work as the compact "
             "logits kernel and the selection's kernel, with `= 2 kernels` whether the fused launch wrote exactly "
             "their array; each part also timed alone. Bytes ratio: the K cache bytes the dense logits read over those "
-            "the compact logits read. `rows !=`: rows whose sets differ between the paths; `!= values`: of those, "
-            "rows whose chosen values differ (must be 0; a tie at the cut may go to other positions).",
+            "the compact logits read. Gather: the compact launch's reads alone (the candidate blocks' values and "
+            "scales at its pages, plain loads); dense path / gather is the best ratio a launch reading those bytes "
+            "could reach. `rows !=`: rows whose sets differ between the paths; `!= values`: of those, rows whose "
+            "chosen values differ (must be 0; a tie at the cut may go to other positions).",
             "",
             "| batch | dense logits us | mask us | dense top-k us | dense path us | compact logits us | compact top-k us "
-            "| 2 kernels us | fused us | launches | = 2 kernels | dense path / fused | bytes ratio | rows != | != values |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+            "| 2 kernels us | fused us | launches | = 2 kernels | dense path / fused | gather us | dense path / gather "
+            "| bytes ratio | rows != | != values |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for c in path:
             lines.append(
@@ -131,7 +134,9 @@ def main():
                 f"{f(c.get('two_kernels_us'))} | {f(c['fused_us'])} | "
                 f"{'1' if c.get('fused_one_launch') else '2'} | "
                 f"{'yes' if c.get('fused_is_two_kernels_array', True) else 'NO'} | "
-                f"{f(c['dense_path_us'] / c['fused_us'], 2)} | {f(c['dense_k_bytes'] / c['compact_k_bytes'], 2)} | "
+                f"{f(c['dense_path_us'] / c['fused_us'], 2)} | {f(c.get('gather_us'))} | "
+                f"{f(c['dense_path_us'] / c['gather_us'], 2) if c.get('gather_us') else '-'} | "
+                f"{f(c['dense_k_bytes'] / c['compact_k_bytes'], 2)} | "
                 f"{c['rows_differing']} | {c['rows_differing_beyond_ties']} |")
     for extra in ours.get("notes", []):
         lines += ["", extra]
