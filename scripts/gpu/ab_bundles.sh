@@ -20,12 +20,12 @@ shift 2
 rounds=${ROUNDS:-2}
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
+source "$(dirname "$0")/bundle.sh"
 work=/tmp/dsa-ab
-rm -rf "$work" && mkdir -p "$work/old" "$work/new"
 for side in old new; do
   bundle=$old
   [ "$side" = new ] && bundle=$new
-  tar -C "$work/$side" -xJf "$bundle" || { echo "ab_bundles: cannot unpack $bundle" >&2; exit 2; }
+  unpack_bundle "$bundle" "$work/$side" >/dev/null || { echo "ab_bundles: cannot unpack $bundle" >&2; exit 2; }
 done
 for cmd in "$@"; do
   program=${cmd%% *}

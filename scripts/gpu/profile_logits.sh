@@ -13,10 +13,9 @@ batch=${2:-64}
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT/profile"
 command -v ncu >/dev/null || { echo "profile_logits: no ncu on this machine" >&2; exit 1; }
+source "$(dirname "$0")/bundle.sh"
 work=/tmp/dsa-profile-logits
-rm -rf "$work" && mkdir -p "$work"
-tar -C "$work" -xJf "$bundle" || { echo "profile_logits: cannot unpack $bundle" >&2; exit 1; }
-B=$work/gpu-bundle
+B=$(unpack_bundle "$bundle" "$work") || { echo "profile_logits: cannot unpack $bundle" >&2; exit 1; }
 export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
 # The kernels' demangled names carry the mode as "(dsa::cuda::kernels::LogitsMode)N" (0 paged,

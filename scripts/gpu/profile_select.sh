@@ -18,10 +18,9 @@ shapes=("$@")
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT/profile"
 command -v ncu >/dev/null || { echo "profile_select: no ncu on this machine" >&2; exit 1; }
+source "$(dirname "$0")/bundle.sh"
 work=/tmp/dsa-profile
-rm -rf "$work" && mkdir -p "$work"
-tar -C "$work" -xJf "$bundle" || { echo "profile_select: cannot unpack $bundle" >&2; exit 1; }
-B=$work/gpu-bundle
+B=$(unpack_bundle "$bundle" "$work") || { echo "profile_select: cannot unpack $bundle" >&2; exit 1; }
 export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
 # profile NAME KERNEL_REGEX SKIP ARGS...: the (SKIP+1)-th launch of a kernel matching the regex.

@@ -21,6 +21,7 @@
 # .gpu-carry/deepgemm-built.tar.xz exists it is used instead of building.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/bundle.sh"
 # The repository root: where the golden sets are (DSA_ROOT, else the folder above scripts/gpu, else here).
 root=${DSA_ROOT:-$(cd "$here/../.." && pwd)}
 [ -d "$root/data/golden" ] || root=$PWD
@@ -45,9 +46,7 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
 note "gpu: $gpu, driver $driver, date $(date -u +%FT%TZ)"
 work=/tmp/dsa-gpu
-rm -rf "$work" && mkdir -p "$work"
-tar -C "$work" -xJf "$bundle_tar" || { note "FAIL: cannot unpack $bundle_tar"; exit 1; }
-B=$work/gpu-bundle
+B=$(unpack_bundle "$bundle_tar" "$work") || { note "FAIL: cannot unpack $bundle_tar"; exit 1; }
 export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export DSA_SOURCE_DIR=$root OMP_WAIT_POLICY=passive
 note "bundle: $(tr '\n' ' ' <"$B/COMMIT")"
