@@ -5,10 +5,15 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "dsa/candidates.hpp"
+#include "dsa/logits.hpp"
+#include "dsa/oracle/float_bits.hpp"
+#include "dsa/oracle/logits_check.hpp"
+#include "dsa/oracle/poison.hpp"
 #include "dsa/optimized/cuda/runtime.hpp"
 #include "dsa/optimized/cuda/sm90_logits.hpp"
 #include "dsa/problem.hpp"
@@ -51,6 +56,24 @@ class PageBase {
   PageBase(const PageBase&) = delete;
   PageBase& operator=(const PageBase&) = delete;
 };
+
+// A logits buffer filled with the oracle's poison, for a kernel to write.
+inline Logits poisoned(int64_t rows, int64_t width) {
+  Logits l{rows, width, std::vector<float>(size_t(rows * width))};
+  oracle::fill_poison(l.values);
+  return l;
+}
+
+// A logits verdict's counts and first mismatches, values and bits, for the log of a GPU run.
+inline std::string describe(const oracle::LogitsVerdict& v) {
+  std::string s = std::to_string(v.mismatches) + " mismatches of " + std::to_string(v.entries_compared) + " in " +
+                  std::to_string(v.rows_with_mismatch) + " rows";
+  for (const auto& m : v.first_mismatches)
+    s += "; [" + std::to_string(m.row) + "][" + std::to_string(m.col) + "] got " + std::to_string(m.actual) + " (bits " +
+         std::to_string(oracle::float_bits(m.actual)) + ") want " + std::to_string(m.expected) + " (" +
+         std::to_string(oracle::float_bits(m.expected)) + ")";
+  return s;
+}
 
 // Every row takes a random subset of its blocks of 8, in random order, one slot in six empty (and every
 // slot past the row's blocks).

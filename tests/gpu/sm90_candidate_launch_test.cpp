@@ -67,10 +67,8 @@ struct Outputs {
 // the compact logits and the selection checked as the fused launch's work must be.
 Outputs run(const Step& s, Sm90Variant v, int32_t k, int32_t blocks, const std::string& what, bool two = false) {
   const Profile& profile = find_profile(cuda::profile_of(v));
-  Outputs out{Logits{s.problem.rows(), int64_t(s.candidates.slots) * s.candidates.block_size, {}},
-          oracle::poisoned_topk(s.problem.rows(), k)};
-  out.compact.values.resize(size_t(out.compact.rows * out.compact.width));
-  oracle::fill_poison(out.compact.values);
+  Outputs out{gpu_testing::poisoned(s.problem.rows(), int64_t(s.candidates.slots) * s.candidates.block_size),
+              oracle::poisoned_topk(s.problem.rows(), k)};
   {
     const GridLimit limit(blocks);
     std::optional<TwoKernels> path;

@@ -34,7 +34,9 @@ namespace dsa {
 namespace {
 
 using cuda::Sm90Variant;
+using gpu_testing::describe;
 using gpu_testing::PageBase;
+using gpu_testing::poisoned;
 
 constexpr int64_t kTwoGiB = int64_t(1) << 31;
 
@@ -56,12 +58,6 @@ DecodeProblem draw(int32_t head_dim, int32_t next_n, uint64_t seed) {
   return make_decode_problem(c, rng);
 }
 
-Logits poisoned(int64_t rows, int64_t width) {
-  Logits l{rows, width, std::vector<float>(size_t(rows * width))};
-  oracle::fill_poison(l.values);
-  return l;
-}
-
 // The compact entries the kernels must write: candidate blocks' entries below the row's length.
 int64_t defined_entries(const CandidateBlocks& c, const std::vector<int64_t>& lens) {
   int64_t n = 0;
@@ -70,14 +66,6 @@ int64_t defined_entries(const CandidateBlocks& c, const std::vector<int64_t>& le
       for (int32_t t = 0; t < c.block_size; ++t)
         n += c.row(r)[slot] >= 0 && int64_t(c.row(r)[slot]) * c.block_size + t < lens[size_t(r)];
   return n;
-}
-
-std::string first_mismatches(const oracle::LogitsVerdict& v) {
-  std::string s = std::to_string(v.mismatches) + " mismatches of " + std::to_string(v.entries_compared);
-  for (const auto& m : v.first_mismatches)
-    s += "; [" + std::to_string(m.row) + "][" + std::to_string(m.col) + "] got " + std::to_string(m.actual) + " want " +
-         std::to_string(m.expected);
-  return s;
 }
 
 TEST(Sm90LargeCache, PagesPast2GiBGiveTheReferencesLogitsAndSelection) {
@@ -106,7 +94,7 @@ TEST(Sm90LargeCache, PagesPast2GiBGiveTheReferencesLogitsAndSelection) {
         clean.clean = true;
         clean.poison_bits = oracle::kPoisonF32Bits;
         const auto dv = oracle::check_logits(dense, decode_logits(p, profile).logits, lens, clean);
-        EXPECT_TRUE(dv.passed) << what << ", dense: " << first_mismatches(dv);
+        EXPECT_TRUE(dv.passed) << what << ", dense: " << describe(dv);
 
         const Logits expected_compact = dsa::compact_candidate_logits(p, profile, c);
         oracle::LogitsCheckOptions options;
@@ -115,7 +103,7 @@ TEST(Sm90LargeCache, PagesPast2GiBGiveTheReferencesLogitsAndSelection) {
           const oracle::CompactViews views = oracle::compact_views(compact, expected_compact, c, lens);
           const auto verdict = oracle::check_logits(views.actual, views.expected,
                                                     std::vector<int64_t>(size_t(p.rows()), views.actual.width), options);
-          EXPECT_TRUE(verdict.passed) << what << ", " << op << ": " << first_mismatches(verdict);
+          EXPECT_TRUE(verdict.passed) << what << ", " << op << ": " << describe(verdict);
         };
         Logits compact = poisoned(p.rows(), int64_t(c.slots) * c.block_size);
         ops->compact_candidate_logits(p, profile, c, compact);
@@ -164,7 +152,7 @@ TEST(Sm90LargeCache, LogitsRowsPast2GiBAreWrittenAndRanked) {
   clean.clean = true;  // -inf past each row's length: the whole 2 GiB written
   clean.poison_bits = oracle::kPoisonF32Bits;
   const auto verdict = oracle::check_logits(dense, decode_logits(p, profile).logits, lens, clean);
-  EXPECT_TRUE(verdict.passed) << first_mismatches(verdict);
+  EXPECT_TRUE(verdict.passed) << describe(verdict);
 
   RowBounds bounds;
   for (const int64_t len : lens) bounds.start.push_back(0), bounds.end.push_back(len);

@@ -28,8 +28,10 @@ namespace dsa {
 namespace {
 
 using cuda::Sm90Variant;
+using gpu_testing::describe;
 using gpu_testing::draw_candidates;
 using gpu_testing::GridLimit;
+using gpu_testing::poisoned;
 
 struct Shape {
   int32_t heads, head_dim, next_n;
@@ -64,24 +66,7 @@ DecodeProblem draw_step(const Shape& s, uint64_t seed) {
   return p;
 }
 
-Logits poisoned(int64_t rows, int64_t width) {
-  Logits l{rows, width, std::vector<float>(size_t(rows * width))};
-  oracle::fill_poison(l.values);
-  return l;
-}
-
 const Profile& kernel_profile(Sm90Variant v) { return find_profile(cuda::profile_of(v)); }
-
-// The verdict's counts and first mismatches, values and bits, for the log of a GPU run.
-std::string describe(const oracle::LogitsVerdict& v) {
-  std::string s = std::to_string(v.mismatches) + " mismatches of " + std::to_string(v.entries_compared) + " in " +
-                  std::to_string(v.rows_with_mismatch) + " rows";
-  for (const auto& m : v.first_mismatches)
-    s += "; [" + std::to_string(m.row) + "][" + std::to_string(m.col) + "] got " + std::to_string(m.actual) + " (bits " +
-         std::to_string(oracle::float_bits(m.actual)) + ") want " + std::to_string(m.expected) + " (" +
-         std::to_string(oracle::float_bits(m.expected)) + ")";
-  return s;
-}
 
 class Sm90Decode : public ::testing::TestWithParam<Shape> {};
 
