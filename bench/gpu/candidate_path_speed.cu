@@ -53,27 +53,19 @@ std::vector<int32_t> download(const int32_t* d, size_t n) {
 
 constexpr int kMaxWordsPerLane = 64 * 128 / 16 / 32;  // a whole page of 64 entries of D 128
 
-// The compact launch's reads without its work: a warp per (row, slot) loads the candidate block's
-// values (S * D bytes at its page) and its scales (S * 4 bytes at the page's scale area) with
-// 16-byte streaming loads and folds them into a sum that is never true.
-__global__ void gather_candidate_blocks(dsa::cuda::DeviceDecodeStep step, const int32_t* blocks, int32_t slots,
-                                        int32_t block_size, int64_t rows, uint4* sink) {
+// The compact launch's reads without its work, at gather_floor's method: the byte offsets of the step's
+// candidate blocks resolved on the host (so that no lookup's latency is in the way), then a warp a block
+// loads its values (`value_bytes` at the offset) and its scales (`scale_bytes` at `scale_from` bytes
+// further: the page's scale area) with 16-byte streaming loads, every load issued before any is used.
+__global__ void gather_candidate_blocks(const uint8_t* cache, const int64_t* value_at, const int64_t* scale_at,
+                                        int64_t count, int value_bytes, int scale_bytes, uint4* sink) {
   const int lane = int(threadIdx.x % 32);
-  const int64_t page_bytes = int64_t(step.block_size) * (step.head_dim + 4);
-  const int value_words = block_size * step.head_dim / 16, scale_words = block_size * 4 / 16;
+  const int value_words = value_bytes / 16, scale_words = scale_bytes / 16;
   uint4 acc = make_uint4(0, 0, 0, 0);
   const int64_t warps = int64_t(gridDim.x) * (blockDim.x / 32);
-  for (int64_t w = blockIdx.x * int64_t(blockDim.x / 32) + threadIdx.x / 32; w < rows * slots; w += warps) {
-    const int64_t r = w / slots;
-    const int32_t b = blocks[w];
-    const int64_t first = int64_t(b) * block_size;
-    if (b < 0 || first >= step.seq_lens[r / step.next_n]) continue;  // 1-D lengths: every row of a request sees L
-    const int32_t page = step.block_table[(r / step.next_n) * step.max_pages + first / step.block_size];
-    const int64_t in_page = first % step.block_size;
-    const uint8_t* base = step.cache + int64_t(page) * page_bytes;
-    const uint4* values = reinterpret_cast<const uint4*>(base + in_page * step.head_dim);
-    const uint4* scales = reinterpret_cast<const uint4*>(base + int64_t(step.block_size) * step.head_dim + in_page * 4);
-    // Every load of the block issued before any is used (up to a page: 16 words a lane).
+  for (int64_t w = blockIdx.x * int64_t(blockDim.x / 32) + threadIdx.x / 32; w < count; w += warps) {
+    const uint4* values = reinterpret_cast<const uint4*>(cache + value_at[w]);
+    const uint4* scales = reinterpret_cast<const uint4*>(cache + scale_at[w]);
     uint4 v[kMaxWordsPerLane];
 #pragma unroll
     for (int j = 0; j < kMaxWordsPerLane; ++j)
@@ -85,6 +77,26 @@ __global__ void gather_candidate_blocks(dsa::cuda::DeviceDecodeStep step, const 
     acc.x ^= scale.x;
   }
   if ((acc.x ^ acc.y ^ acc.z ^ acc.w) == 0x9e3779b9u) sink[blockIdx.x] = acc;
+}
+
+// The byte offsets (values, scales) of every live candidate block below its row's length in `step`'s
+// cache (one query row per request, 1-D lengths of `context`), in row and slot order.
+void candidate_offsets(const dsa::cuda::DeviceDecodeStep& step, const std::vector<int32_t>& blocks, int64_t rows,
+                       int32_t slots, int32_t block_size, int64_t context, std::vector<int64_t>& value_at,
+                       std::vector<int64_t>& scale_at) {
+  std::vector<int32_t> table(size_t(rows) * step.max_pages);
+  CHECK(cudaMemcpy(table.data(), step.block_table, table.size() * 4, cudaMemcpyDeviceToHost));
+  const int64_t page_bytes = int64_t(step.block_size) * (step.head_dim + 4);
+  value_at.clear(), scale_at.clear();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int32_t slot = 0; slot < slots; ++slot) {
+      const int32_t b = blocks[size_t(r * slots + slot)];
+      const int64_t first = int64_t(b) * block_size;
+      if (b < 0 || first >= context) continue;
+      const int64_t page = table[size_t(r * step.max_pages + first / step.block_size)], in_page = first % step.block_size;
+      value_at.push_back(page * page_bytes + in_page * step.head_dim);
+      scale_at.push_back(page * page_bytes + int64_t(step.block_size) * step.head_dim + in_page * 4);
+    }
 }
 
 // Rows whose sets differ, and of those the rows whose chosen values differ too (a tie at the cut
@@ -196,14 +208,33 @@ PathResult time_batch(int batch, int32_t block_size, int reps, const dsa::cuda::
   });
   r.fused = time(fused);
   {
+    // The same blocks in each page set, at that set's pages.
+    const std::vector<int32_t> host_blocks = download(blocks, size_t(rows) * slots);
+    std::vector<int64_t*> value_at(static_cast<size_t>(sets)), scale_at(static_cast<size_t>(sets));
+    int64_t count = 0;
+    for (int i = 0; i < sets; ++i) {
+      std::vector<int64_t> v, sc;
+      candidate_offsets(paged.at_set(i), host_blocks, rows, slots, block_size, kContext, v, sc);
+      count = int64_t(v.size());
+      CHECK(cudaMalloc(&value_at[size_t(i)], v.size() * 8));
+      CHECK(cudaMalloc(&scale_at[size_t(i)], sc.size() * 8));
+      CHECK(cudaMemcpy(value_at[size_t(i)], v.data(), v.size() * 8, cudaMemcpyHostToDevice));
+      CHECK(cudaMemcpy(scale_at[size_t(i)], sc.data(), sc.size() * 8, cudaMemcpyHostToDevice));
+    }
     uint4* sink = nullptr;
     CHECK(cudaMalloc(&sink, size_t(dev.sm_count) * 4 * sizeof(uint4)));
+    const uint8_t* cache = paged.at_set(0).cache;
     r.gather = time([&](int i) {
-      gather_candidate_blocks<<<dev.sm_count * 4, 512, 0, stream>>>(paged.at_set(i), blocks, slots, block_size, rows,
-                                                                     sink);
+      gather_candidate_blocks<<<dev.sm_count * 4, 512, 0, stream>>>(cache, value_at[size_t(i % sets)],
+                                                                     scale_at[size_t(i % sets)], count,
+                                                                     block_size * kHeadDim, block_size * 4, sink);
       CHECK(cudaGetLastError());
     });
     CHECK(cudaFree(sink));
+    for (int i = 0; i < sets; ++i) {
+      CHECK(cudaFree(value_at[size_t(i)]));
+      CHECK(cudaFree(scale_at[size_t(i)]));
+    }
   }
   r.one_launch = dsa::cuda::sm90_candidate_logits_top_k_is_one_launch(paged.at_set(0), slots, block_size);
   r.dense_k_bytes = paged.k_bytes();
