@@ -111,41 +111,7 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
   constexpr int32_t kUnitsPerStep = (kAccurate || kRowPairs) ? 1 : 2;
   constexpr uint32_t kAdvance = uint32_t(kUnitsPerStep * kMathWG);  // < S (kernels::ring_length)
 
-  struct Unit {
-    const uint8_t* tile;
-    float scale0, scale1;
-    int32_t pos;    // my_token's entry position (-1: none); compact: its candidate entry, or -1
-    int32_t first;  // the unit's first entry position (paged, prefill)
-    int32_t k;      // the unit's index in its segment
-    uint32_t stage;
-  };
   const int32_t walk_begin = scheduler::SegmentWalk(p).begin;
-  const auto open = [&](int32_t local, uint32_t stage, uint32_t phase, int32_t seg_first) {
-    Unit x;
-    x.k = walk_begin + local - seg_first;
-    x.stage = stage;
-    ptx::mbar_wait(&full[stage], phase);
-    x.tile = smem + layout.tile_offset + stage * layout.tile_bytes;
-    x.scale0 = scales[stage * kUnit + token0];
-    x.scale1 = scales[stage * kUnit + token1];
-    if constexpr (kMode == LogitsMode::paged) {
-      x.first = x.k * kUnit;  // unit k is page k of the request, always loaded
-      x.pos = x.first + my_token;
-    } else if constexpr (kMode == LogitsMode::prefill) {
-      x.first = block_pos[stage * kMaxBlocksPerUnit];
-      x.pos = x.first + my_token;
-    } else {
-      const int32_t base = block_pos[stage * kMaxBlocksPerUnit + my_block];
-      x.first = 0;
-      x.pos = base < 0 ? -1 : base + my_offset;
-    }
-    return x;
-  };
-  // Whether a unit holds entries of the window [lo, hi) (compact units are not contiguous: always).
-  const auto sees = [&](const Unit& x, int32_t lo, int32_t hi) {
-    if constexpr (kMode == LogitsMode::compact) return true;
-    return x.first < hi && x.first + kUnit > lo;
-  };
   // A tile's or Q's address is the same in every lane: taken from lane 0 by a shuffle, the compiler
   // knows it and builds the descriptors in uniform registers, where wgmma reads them (otherwise each
   // wgmma of a chain cost four moves into uniform registers and the descriptor arithmetic per lane).
@@ -154,20 +120,6 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
   };
   // Stage 0's tile; stage s's is s tiles on (tiles are contiguous, their addresses below 2^18).
   const uint64_t tile_desc0 = uniform_descriptor(smem + layout.tile_offset);
-  const auto chain = [&](const Unit& x, const uint8_t* q_rows, float (&acc)[kAccum]) {
-    const uint64_t a = uniform_descriptor(x.tile), b = uniform_descriptor(q_rows);
-#pragma unroll
-    for (int s = 0; s < kSteps; ++s) Mma::mma(a + layout::k32_step(s), b + layout::k32_step(s), acc, s > 0 ? 1u : 0u);
-  };
-  const auto finish = [&](const Unit& x, const float* acc, const float* w_row, float* out_row, int32_t lo, int32_t hi) {
-    const float mine = epilogue::sm90_head_sum<kHeads>(acc, w_row, quad_lane, x.scale0, x.scale1);
-    if constexpr (kMode == LogitsMode::compact) {
-      if (storer && x.pos >= 0 && x.pos < hi) out_row[x.k * kUnit + my_token] = mine;
-    } else {
-      if (storer && x.pos >= lo && x.pos < hi) out_row[x.pos] = mine;
-    }
-  };
-
   scheduler::SegmentWalk walk(p);
   for (int32_t u = walk.begin; !walk.done(u); u = walk.last(), walk.next()) {
     const uint32_t slot = walk.ordinal & 1;
@@ -366,38 +318,70 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
         ptx::mbar_arrive(&empty[unit_stage]);
       }
     } else {
-      for (int32_t local = first_local; walk.begin + local < last; local += int32_t(kAdvance)) {
-        const bool pair = kUnitsPerStep == 2 && walk.begin + local + kMathWG < last;
+      // One query row a segment (paged next_n = 1, compact rows: launch_variant sends every other
+      // step to the two loops above), two units a step: both units' chains issue back to back before
+      // one wait, then both head sums. As in the row-pair loop the unit count is made warp-uniform, so
+      // that the loop, the pair decision, the ring positions and both tiles' descriptors are uniform
+      // values; the row's window stays in registers for the segment, and no unit is skipped (a paged
+      // unit is a page of the row's, a compact one a slot of its: the stores are predicated).
+      static_assert(kUnitsPerStep == 2, "the one-row loop takes two units a step");
+      const int32_t count = __shfl_sync(0xffffffffu, last - walk.begin, 0);
+      const int32_t k0 = walk_begin - seg_first;  // unit `local` is unit k0 + local of the segment
+      const int32_t hi = bounds[1];                // the window is [0, L_r)
+      const uint64_t q_desc = uniform_descriptor(q_tile);
+      // my_token's entry position in unit `local` at `unit_stage` (compact: its candidate entry, -1 for none).
+      const auto my_position = [&](int32_t local, uint32_t unit_stage) {
+        if constexpr (kMode == LogitsMode::paged) {
+          return (k0 + local) * kUnit + my_token;
+        } else {
+          const int32_t base = block_pos[unit_stage * kMaxBlocksPerUnit + my_block];
+          return base < 0 ? -1 : base + my_offset;
+        }
+      };
+      // Unit `local`'s logit of my_token, into the row (compact: its slot of the compact row).
+      const auto store = [&](int32_t local, int32_t pos, float v) {
+        if constexpr (kMode == LogitsMode::compact) {
+          if (storer && pos >= 0 && pos < hi) seg_out[(k0 + local) * kUnit + my_token] = v;
+        } else {
+          if (storer && pos < hi) seg_out[pos] = v;
+        }
+      };
+      for (int32_t local = first_local; local < count; local += int32_t(kAdvance)) {
+        const bool pair = local + kMathWG < count;
+        const uint32_t stage_a = stage, phase_a = phase;
         uint32_t stage_b = stage + kMathWG, phase_b = phase;
         if (stage_b >= S) stage_b -= S, phase_b ^= 1;
-        const Unit a = open(local, stage, phase, seg_first);
-        const Unit b = pair ? open(local + kMathWG, stage_b, phase_b, seg_first) : a;
         stage += kAdvance;
         if (stage >= S) stage -= S, phase ^= 1;
-        float* out_j = seg_out;  // row j's logits
-        for (int32_t j = 0; j < rows; ++j, out_j += p.out_stride) {
-          const int32_t lo = bounds[2 * j], hi = bounds[2 * j + 1];
-          const bool run_a = sees(a, lo, hi), run_b = pair && sees(b, lo, hi);
-          if (!run_a && !run_b) continue;
-          const uint8_t* q_rows = q_tile + j * kHeads * kHeadDim;
-          const float* w_row = w_tile + j * kHeads;
-          float acc0[kAccum], acc1[kAccum];
-          mma::fence_operands(acc0);
-          mma::fence_operands(acc1);
-          mma::wgmma_fence();
-          // Both chains issue unconditionally (a wgmma under a branch is serialised by ptxas, C7520);
-          // without a pair b is a, and the second result is not used.
-          chain(a, q_rows, acc0);
-          chain(b, q_rows, acc1);
-          mma::wgmma_commit();
-          mma::wgmma_wait<0>();
-          mma::fence_operands(acc0);
-          mma::fence_operands(acc1);
-          if (run_a) finish(a, acc0, w_row, out_j, lo, hi);
-          if (run_b) finish(b, acc1, w_row, out_j, lo, hi);
-        }
-        ptx::mbar_arrive(&empty[a.stage]);
-        if (pair) ptx::mbar_arrive(&empty[b.stage]);
+        // Without a pair the second chain reads unit a's tile again, and its result is not used.
+        if (!pair) stage_b = stage_a;
+        const uint64_t desc_a = tile_desc0 + uint64_t(stage_a * (layout.tile_bytes >> 4));
+        const uint64_t desc_b = tile_desc0 + uint64_t(stage_b * (layout.tile_bytes >> 4));
+        ptx::mbar_wait(&full[stage_a], phase_a);
+        if (pair) ptx::mbar_wait(&full[stage_b], phase_b);
+        float acc0[kAccum], acc1[kAccum];
+        mma::fence_operands(acc0);
+        mma::fence_operands(acc1);
+        mma::wgmma_fence();
+#pragma unroll
+        for (int s = 0; s < kSteps; ++s)
+          Mma::mma(desc_a + layout::k32_step(s), q_desc + layout::k32_step(s), acc0, s > 0 ? 1u : 0u);
+#pragma unroll
+        for (int s = 0; s < kSteps; ++s)
+          Mma::mma(desc_b + layout::k32_step(s), q_desc + layout::k32_step(s), acc1, s > 0 ? 1u : 0u);
+        mma::wgmma_commit();
+        const float scale_a0 = scales[stage_a * kUnit + token0], scale_a1 = scales[stage_a * kUnit + token1];
+        const float scale_b0 = scales[stage_b * kUnit + token0], scale_b1 = scales[stage_b * kUnit + token1];
+        const int32_t pos_a = my_position(local, stage_a), pos_b = my_position(local + kMathWG, stage_b);
+        mma::wgmma_wait<0>();
+        mma::fence_operands(acc0);
+        mma::fence_operands(acc1);
+        ptx::mbar_arrive(&empty[stage_a]);
+        if (pair) ptx::mbar_arrive(&empty[stage_b]);
+        const float v_a = epilogue::sm90_head_sum<kHeads>(acc0, w_tile, quad_lane, scale_a0, scale_a1);
+        const float v_b = epilogue::sm90_head_sum<kHeads>(acc1, w_tile, quad_lane, scale_b0, scale_b1);
+        store(local, pos_a, v_a);
+        if (pair) store(local + kMathWG, pos_b, v_b);
       }
     }
     if constexpr (kRankRows) {
