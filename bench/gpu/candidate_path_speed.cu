@@ -51,29 +51,29 @@ std::vector<int32_t> download(const int32_t* d, size_t n) {
   return h;
 }
 
-constexpr int kMaxWordsPerLane = 64 * 128 / 16 / 32;  // a whole page of 64 entries of D 128
-
 // The compact launch's reads without its work, at gather_floor's method: the byte offsets of the step's
 // candidate blocks resolved on the host (so that no lookup's latency is in the way), then a warp a block
 // loads its values (`value_bytes` at the offset) and its scales (`scale_bytes` at `scale_from` bytes
 // further: the page's scale area) with 16-byte streaming loads, every load issued before any is used.
+// kWords 16-byte words a lane: a block of kWords * 512 bytes (2 for blocks of 8 at D 128), so that the
+// kernel keeps gather_floor's registers and occupancy (a version sized for any block, 16 words a lane,
+// held too few warps a SM to be a floor).
+template <int kWords>
 __global__ void gather_candidate_blocks(const uint8_t* cache, const int64_t* value_at, const int64_t* scale_at,
-                                        int64_t count, int value_bytes, int scale_bytes, uint4* sink) {
+                                        int64_t count, int scale_bytes, uint4* sink) {
   const int lane = int(threadIdx.x % 32);
-  const int value_words = value_bytes / 16, scale_words = scale_bytes / 16;
+  const int scale_words = scale_bytes / 16;
   uint4 acc = make_uint4(0, 0, 0, 0);
   const int64_t warps = int64_t(gridDim.x) * (blockDim.x / 32);
   for (int64_t w = blockIdx.x * int64_t(blockDim.x / 32) + threadIdx.x / 32; w < count; w += warps) {
     const uint4* values = reinterpret_cast<const uint4*>(cache + value_at[w]);
     const uint4* scales = reinterpret_cast<const uint4*>(cache + scale_at[w]);
-    uint4 v[kMaxWordsPerLane];
+    uint4 v[kWords];
 #pragma unroll
-    for (int j = 0; j < kMaxWordsPerLane; ++j)
-      if (lane + 32 * j < value_words) v[j] = __ldcs(values + lane + 32 * j);
+    for (int j = 0; j < kWords; ++j) v[j] = __ldcs(values + lane + 32 * j);
     const uint4 scale = lane < scale_words ? __ldcs(scales + lane) : make_uint4(0, 0, 0, 0);
 #pragma unroll
-    for (int j = 0; j < kMaxWordsPerLane; ++j)
-      if (lane + 32 * j < value_words) acc.x ^= v[j].x, acc.y ^= v[j].y, acc.z ^= v[j].z, acc.w ^= v[j].w;
+    for (int j = 0; j < kWords; ++j) acc.x ^= v[j].x, acc.y ^= v[j].y, acc.z ^= v[j].z, acc.w ^= v[j].w;
     acc.x ^= scale.x;
   }
   if ((acc.x ^ acc.y ^ acc.z ^ acc.w) == 0x9e3779b9u) sink[blockIdx.x] = acc;
@@ -225,9 +225,16 @@ PathResult time_batch(int batch, int32_t block_size, int reps, const dsa::cuda::
     CHECK(cudaMalloc(&sink, size_t(dev.sm_count) * 4 * sizeof(uint4)));
     const uint8_t* cache = paged.at_set(0).cache;
     r.gather = time([&](int i) {
-      gather_candidate_blocks<<<dev.sm_count * 4, 512, 0, stream>>>(cache, value_at[size_t(i % sets)],
-                                                                     scale_at[size_t(i % sets)], count,
-                                                                     block_size * kHeadDim, block_size * 4, sink);
+      const auto run = [&](auto kernel) {
+        kernel<<<dev.sm_count * 4, 512, 0, stream>>>(cache, value_at[size_t(i % sets)], scale_at[size_t(i % sets)],
+                                                     count, block_size * 4, sink);
+      };
+      switch (block_size * kHeadDim / 512) {
+        case 2: run(gather_candidate_blocks<2>); break;
+        case 4: run(gather_candidate_blocks<4>); break;
+        case 8: run(gather_candidate_blocks<8>); break;
+        default: run(gather_candidate_blocks<16>); break;
+      }
       CHECK(cudaGetLastError());
     });
     CHECK(cudaFree(sink));
