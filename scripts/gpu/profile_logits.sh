@@ -19,7 +19,7 @@ B=$(unpack_bundle "$bundle" "$work") || { echo "profile_logits: cannot unpack $b
 export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
 # The kernels' demangled names carry the mode as "(dsa::cuda::kernels::LogitsMode)N" (0 paged,
-# 1 compact) and the fused launch's ranking as the last template argument.
+# 1 compact) and the fused launch's ranking as the last template argument, "(bool)1" (ncu prints bools as "(bool)0" and "(bool)1": 2026-12-05, H100).
 profile() {
   local name=$1 kernel=$2 skip=$3
   echo "== $name: ncu of launch $((skip + 1)) matching $kernel, candidate_path_speed --batches $batch"
@@ -35,4 +35,4 @@ profile() {
 
 # Launch 1 of the paged kernel fills the logits the candidate blocks come from; the timed replays follow.
 profile "dense-logits-$batch" 'sm90_logits_kernel<.*LogitsMode\)0' 2
-profile "compact-logits-$batch" 'sm90_logits_kernel<.*LogitsMode\)1.*, false>' 1
+profile "compact-logits-$batch" 'sm90_logits_kernel<.*LogitsMode\)1.*\(bool\)0>' 1
