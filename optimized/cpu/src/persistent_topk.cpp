@@ -102,26 +102,17 @@ void PersistentTopkBlock::radix_passes(int k, int64_t first_ring_pass) {
   std::array<int32_t, kPersistentBins> local{};
   for (int pass = 0; pass < 4; ++pass) {
     const common::RadixPass digits = common::plan_8x4().pass[pass];
-    int32_t* cand = candidates_.data();
-    uint32_t* keys = keys_.data();
-    const int64_t n = int64_t(candidates_.size());
+    const uint32_t* keys = keys_.data();
     std::array<int32_t, kPersistentBins>* hist = &local;
     if (first_ring_pass >= 0)
       hist = &ring_pass(first_ring_pass + pass);
     else
       local.fill(0);
-    detail::add_histogram<kPersistentBins>(n, [keys, digits](int64_t i) { return digits.digit(keys[i]); }, *hist);
+    detail::add_histogram<kPersistentBins>(int64_t(candidates_.size()),
+                                           [keys, digits](int64_t i) { return digits.digit(keys[i]); }, *hist);
     const detail::Threshold cut = detail::find_threshold(hist->data(), digits.bins(), k - found_);
-    int64_t kept = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      const int d = int(digits.digit(keys[i]));
-      if (d > cut.bin) output_[size_t(found_++)] = cand[i];
-      cand[kept] = cand[i];
-      keys[kept] = keys[i];
-      kept += d == cut.bin;
-    }
-    candidates_.resize(size_t(kept));
-    keys_.resize(size_t(kept));
+    detail::keep_threshold_bin(candidates_, keys_, [digits](uint32_t key) { return digits.digit(key); }, cut.bin,
+                               output_, found_);
     if (cut.bin < 0) return;
   }
   const size_t take = std::min(candidates_.size(), size_t(k - found_));

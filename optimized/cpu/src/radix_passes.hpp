@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "dsa/common/threshold.hpp"
 
@@ -35,6 +36,27 @@ void add_histogram(int64_t n, Digit digit, std::array<int32_t, Bins>& hist) {
   }
   for (; i < n; ++i) ++sub[0][digit(i)];
   for (int b = 0; b < Bins; ++b) hist[size_t(b)] += sub[0][size_t(b)] + sub[1][size_t(b)] + sub[2][size_t(b)] + sub[3][size_t(b)];
+}
+
+// A radix pass's filter, after its threshold bin `cut_bin` is found: an entry of a digit above the bin is
+// output (at output[found++], in scan order), one in the bin stays a candidate with its key (in scan order),
+// the rest drop out.
+template <class Digit>
+void keep_threshold_bin(std::vector<int32_t>& candidates, std::vector<uint32_t>& keys, Digit digit, int cut_bin,
+                        std::vector<int32_t>& output, int& found) {
+  int32_t* cand = candidates.data();
+  uint32_t* key = keys.data();
+  const int64_t n = int64_t(candidates.size());
+  int64_t kept = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int d = int(digit(key[i]));
+    if (d > cut_bin) output[size_t(found++)] = cand[i];
+    cand[kept] = cand[i];
+    key[kept] = key[i];
+    kept += d == cut_bin;
+  }
+  candidates.resize(size_t(kept));
+  keys.resize(size_t(kept));
 }
 
 using common::find_threshold;

@@ -104,22 +104,14 @@ void RadixTopkSm::select_row(const float* values, int64_t len, int k, int32_t* o
   }
   for (int step = 1; step <= 3; ++step) {
     const common::RadixPass pass = common::plan_11_11_10().pass[step - 1];
-    int32_t* cand = candidates_.data();
-    uint32_t* keys = keys_.data();
-    const int64_t n = int64_t(candidates_.size());
+    const uint32_t* keys = keys_.data();
     hist.fill(0);
-    detail::add_histogram<kRadixBins>(n, [keys, pass](int64_t i) { return pass.digit(keys[i]); }, hist);
+    detail::add_histogram<kRadixBins>(int64_t(candidates_.size()), [keys, pass](int64_t i) { return pass.digit(keys[i]); },
+                                      hist);
     const detail::Threshold cut = detail::find_threshold(hist.data(), pass.bins(), k - found_);
-    int64_t kept = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      const int d = int(pass.digit(keys[i]));
-      if (d > cut.bin) output_[size_t(found_++)] = cand[i];
-      cand[kept] = cand[i];
-      keys[kept] = keys[i];
-      kept += d == cut.bin;
-    }
-    candidates_.resize(size_t(kept));
-    keys_.resize(size_t(kept));
+    detail::keep_threshold_bin(candidates_, keys_, [pass](uint32_t key) { return pass.digit(key); }, cut.bin, output_,
+                               found_);
+    const int64_t kept = int64_t(candidates_.size());
     if (cut.bin < 0) break;
     if (step == 3) {
       take_in_arrival_order(candidates_, k - found_, launch);  // equal keys: nothing left to sort

@@ -87,32 +87,31 @@ common::select::GroupPlan select_group_plan(int64_t rows, int64_t widest_entries
           select_short_kernel(widest_entries, reads_per_entry)};
 }
 
-void launch_select(const common::select::DenseRows& src, const common::select::GroupPlan& plan, int32_t* out,
-                   void* stream) {
+namespace {
+// The kernel a group plan names, for any source (the overloads below keep the kernels' instantiations in
+// this file: callers compiled as C++ see only the declarations).
+template <class Source>
+void launch_planned(const Source& src, const common::select::GroupPlan& plan, int32_t* out, void* stream) {
   if (plan.short_row)
     sk::launch_short(src, plan.k, out, stream);
   else if (plan.row_kernel)
     sk::launch_row(src, plan.k, out, stream);
   else
     sk::launch_group(src, plan, out, stream);
+}
+}  // namespace
+
+void launch_select(const common::select::DenseRows& src, const common::select::GroupPlan& plan, int32_t* out,
+                   void* stream) {
+  launch_planned(src, plan, out, stream);
 }
 void launch_select(const common::select::BlockScores& src, const common::select::GroupPlan& plan, int32_t* out,
                    void* stream) {
-  if (plan.short_row)
-    sk::launch_short(src, plan.k, out, stream);
-  else if (plan.row_kernel)
-    sk::launch_row(src, plan.k, out, stream);
-  else
-    sk::launch_group(src, plan, out, stream);
+  launch_planned(src, plan, out, stream);
 }
 void launch_select(const common::select::CandidateColumns& src, const common::select::GroupPlan& plan, int32_t* out,
                    void* stream) {
-  if (plan.short_row)
-    sk::launch_short(src, plan.k, out, stream);
-  else if (plan.row_kernel)
-    sk::launch_row(src, plan.k, out, stream);
-  else
-    sk::launch_group(src, plan, out, stream);
+  launch_planned(src, plan, out, stream);
 }
 
 void launch_select(const common::select::DenseRows& src, const common::select::TreePlan& plan,
