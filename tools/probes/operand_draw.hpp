@@ -70,6 +70,19 @@ struct ModeSpec {
   int scale_d;  // 1, or 0: the instruction ignores C (wgmma only)
 };
 
+// The modes of a K = 128 chain dump, the same for both instructions' probes (a record's mode number
+// is its index here), so that their chain dumps are drawn alike and can be set side by side.
+inline constexpr ModeSpec kChainModes[] = {
+    {"uniform", Operands::uniform, Accum::products, 1},
+    {"narrow exponents", Operands::narrow, Accum::products, 1},
+    {"scaled slices", Operands::scaled_slices, Accum::products, 1},
+    {"cancellation across slices", Operands::cancel_slices, Accum::products, 1},
+    {"NaN codes in one slice, C inf/NaN", Operands::nan_slice, Accum::special, 1},
+    {"exact cancellation, C = +-0", Operands::exact_cancel_slices, Accum::signed_zero, 1},
+    {"fp8 subnormals, tiny C", Operands::subnormal, Accum::tiny, 1},
+    {"sparse zeros, huge C", Operands::sparse, Accum::huge, 1},
+};
+
 // Prints a dump's mode numbers and names into the run log.
 inline void print_modes(const char* file, const ModeSpec* modes, int count, int first) {
   std::printf("%s modes:", file);

@@ -336,16 +336,6 @@ constexpr ModeSpec kEdgeModes[] = {
     {"exact cancellation, scale-d = 0", Operands::exact_pairs, Accum::any, 0},
     {"no nonzero product, any C", Operands::zero_products, Accum::any, 1},
 };
-constexpr ModeSpec kChainModes[] = {
-    {"uniform", Operands::uniform, Accum::products, 1},
-    {"narrow exponents", Operands::narrow, Accum::products, 1},
-    {"scaled slices", Operands::scaled_slices, Accum::products, 1},
-    {"cancellation across slices", Operands::cancel_slices, Accum::products, 1},
-    {"NaN codes in one slice, C inf/NaN", Operands::nan_slice, Accum::special, 1},
-    {"exact cancellation, C = +-0", Operands::exact_cancel_slices, Accum::signed_zero, 1},
-    {"fp8 subnormals, tiny C", Operands::subnormal, Accum::tiny, 1},
-    {"sparse zeros, huge C", Operands::sparse, Accum::huge, 1},
-};
 
 bool dump_single(const Args& args, Strides strides, const char* name, int records, uint64_t seed,
                  const ModeSpec* modes, int count, int first) {
