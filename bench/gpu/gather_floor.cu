@@ -8,7 +8,11 @@
 // 16-byte streaming loads, every chunk's loads issued before any is used. Each chunk size is read
 // twice: its values alone, then with its entries' fp32 scales as well (chunk / 32 bytes at the
 // page's scale area, 8 KB past its start: a second, small read at another place of the page, as
-// the compact logits kernel makes for every candidate block).
+// the compact logits kernel makes for every candidate block). Then the 1 KB gather with scales again,
+// each chunk's warp writing one fp32 result an entry (4 bytes a 132, as the logits kernels write
+// their logits), with plain stores, streaming ones (st.global.cs) or an L2 evict_last policy, into
+// one output every replay rewrites (it can stay in L2) or into 32 outputs, one a launch (128 MiB
+// of them, more than the L2 holds): what the writes cost beside the reads.
 //   gather_floor [--json FILE]
 #include <cuda_runtime.h>
 
@@ -31,9 +35,11 @@ constexpr int kLists = 8;
 
 // One warp a chunk at a time: each lane loads its kWords 16-byte words of the chunk (a chunk of
 // 32 * kWords * 16 bytes), then folds them into its sum.
-template <int kWords, bool kScales>
+enum class Store : int { none, plain, streaming, evict_last };
+
+template <int kWords, bool kScales, Store kStore = Store::none>
 __global__ void __launch_bounds__(512) gather_chunks(const uint8_t* cache, const int64_t* chunk_at, int64_t chunks,
-                                                     uint4* sink) {
+                                                     uint4* sink, float* out) {
   // The chunk's scales: 4 bytes an entry of 128 bytes, 16 bytes a lane (lanes 0 .. kWords / 2 - 1).
   constexpr int kScaleLanes = kWords * 32 * 16 / kEntryBytes * 4 / 16;
   const int lane = int(threadIdx.x % 32);
@@ -53,6 +59,23 @@ __global__ void __launch_bounds__(512) gather_chunks(const uint8_t* cache, const
     acc.x ^= scale.x;
 #pragma unroll
     for (int i = 0; i < kWords; ++i) acc.x ^= v[i].x, acc.y ^= v[i].y, acc.z ^= v[i].z, acc.w ^= v[i].w;
+    if constexpr (kStore != Store::none) {
+      // One result an entry of the chunk, written after the chunk's loads (as a logit after its K).
+      constexpr int kEntries = kWords * 32 * 16 / kEntryBytes;
+      if (lane < kEntries) {
+        float* at = out + c * kEntries + lane;
+        const float value = __uint_as_float(v[0].x ^ scale.x);
+        if constexpr (kStore == Store::plain) {
+          *at = value;
+        } else if constexpr (kStore == Store::streaming) {
+          __stcs(at, value);
+        } else {
+          uint64_t policy;
+          asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(policy));
+          asm volatile("st.global.L2::cache_hint.f32 [%0], %1, %2;\n" ::"l"(at), "f"(value), "l"(policy) : "memory");
+        }
+      }
+    }
   }
   if ((acc.x ^ acc.y ^ acc.z ^ acc.w) == 0x9e3779b9u) sink[blockIdx.x] = acc;
 }
@@ -62,6 +85,14 @@ struct Row {
   bool scales = false;
   float us = 0;
 };
+
+struct WriteRow {
+  const char* store = "";
+  int outputs = 0;
+  float us = 0;
+};
+
+constexpr int kWriteOutputs = 32;  // launches a graph, each with its own output in the spread case
 
 }  // namespace
 
@@ -110,7 +141,7 @@ int main(int argc, char** argv) {
     for (const bool scales : {false, true}) {
       const auto launch = [&](int list, cudaStream_t st) {
         const int64_t* list_at = chunk_at + int64_t(list) * chunks;
-        const auto run = [&](auto kernel) { kernel<<<blocks, 512, 0, st>>>(cache, list_at, chunks, sink); };
+        const auto run = [&](auto kernel) { kernel<<<blocks, 512, 0, st>>>(cache, list_at, chunks, sink, nullptr); };
         switch (chunk_bytes) {
           case 1024: scales ? run(gather_chunks<2, true>) : run(gather_chunks<2, false>); break;
           case 2048: scales ? run(gather_chunks<4, true>) : run(gather_chunks<4, false>); break;
@@ -127,6 +158,53 @@ int main(int argc, char** argv) {
       rows.push_back({chunk_bytes, scales, us});
     }
   }
+  // The 1 KB gather with scales, writing one fp32 result an entry.
+  std::vector<WriteRow> writes;
+  {
+    const int64_t chunk_bytes = 1024, chunks = kReadBytes / chunk_bytes, per_page = kPageEntries * kEntryBytes / chunk_bytes;
+    const int64_t out_floats = chunks * (chunk_bytes / kEntryBytes);
+    std::vector<int64_t> at(size_t(kLists * chunks));
+    for (int64_t& a : at) {
+      const int64_t page = int64_t(rng() % uint64_t(kPages)), slot = int64_t(rng() % uint64_t(per_page));
+      a = page * kPageBytes + slot * chunk_bytes;
+    }
+    CHECK(cudaMemcpy(chunk_at, at.data(), at.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
+    float* out = nullptr;
+    CHECK(cudaMalloc(&out, size_t(kWriteOutputs * out_floats) * sizeof(float)));
+    std::printf("\nthe 1 KB gather with scales, one fp32 result an entry written (%lld MiB a launch)\n",
+                (long long)(out_floats * 4 >> 20));
+    std::printf("%12s %8s %10s %12s\n", "stores", "outputs", "us", "over none");
+    float none_us = 0;
+    const std::pair<Store, const char*> stores[] = {
+        {Store::none, "none"}, {Store::plain, "plain"}, {Store::streaming, "cs"}, {Store::evict_last, "evict_last"}};
+    for (const auto& [store, name] : stores) {
+      for (const int outputs : {1, kWriteOutputs}) {
+        if (store == Store::none && outputs > 1) continue;
+        const auto launch = [&, store = store](int i, cudaStream_t st) {
+          const int64_t* list_at = chunk_at + int64_t(i % kLists) * chunks;
+          float* at_out = out + int64_t(i % outputs) * out_floats;
+          switch (store) {
+            case Store::none: gather_chunks<2, true><<<blocks, 512, 0, st>>>(cache, list_at, chunks, sink, nullptr); break;
+            case Store::plain:
+              gather_chunks<2, true, Store::plain><<<blocks, 512, 0, st>>>(cache, list_at, chunks, sink, at_out);
+              break;
+            case Store::streaming:
+              gather_chunks<2, true, Store::streaming><<<blocks, 512, 0, st>>>(cache, list_at, chunks, sink, at_out);
+              break;
+            case Store::evict_last:
+              gather_chunks<2, true, Store::evict_last><<<blocks, 512, 0, st>>>(cache, list_at, chunks, sink, at_out);
+              break;
+          }
+          CHECK(cudaGetLastError());
+        };
+        const float us = dsa::bench_gpu::graph_median_us(launch, kWriteOutputs, 10, 2, stream);
+        if (store == Store::none) none_us = us;
+        std::printf("%12s %8d %10.1f %11.1f%%\n", name, outputs, us, 100.0 * (us - none_us) / none_us);
+        writes.push_back({name, outputs, us});
+      }
+    }
+    CHECK(cudaFree(out));
+  }
   if (!json.empty()) {
     FILE* f = std::fopen(json.c_str(), "w");
     if (!f) {
@@ -138,6 +216,10 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < rows.size(); ++i)
       std::fprintf(f, "%s{\"chunk_bytes\": %lld, \"scales\": %s, \"us\": %.2f}", i ? ", " : "",
                    (long long)rows[i].chunk_bytes, rows[i].scales ? "true" : "false", rows[i].us);
+    std::fprintf(f, "], \"writes\": [");
+    for (size_t i = 0; i < writes.size(); ++i)
+      std::fprintf(f, "%s{\"stores\": \"%s\", \"outputs\": %d, \"us\": %.2f}", i ? ", " : "", writes[i].store,
+                   writes[i].outputs, writes[i].us);
     std::fprintf(f, "]}\n");
     std::fclose(f);
   }
