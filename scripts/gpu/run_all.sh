@@ -164,7 +164,7 @@ if [ "${SKIP_SELECT:-0}" != 1 ]; then
   # The physical floor of the compact launch's gather (random 1-8 KB chunks of a K cache).
   if [ -x "$B/gather_floor" ]; then
     timeout 60 "$B/gather_floor" --json "$OUT/logs/gather_floor.json" 2>&1 | tee "$OUT/logs/gather_floor.log"
-    note "gather_floor: exit ${PIPESTATUS[0]} $(tail -8 "$OUT/logs/gather_floor.log" | tr -s ' ' | tr '\n' ';')"
+    note "gather_floor: exit ${PIPESTATUS[0]} $(tail -19 "$OUT/logs/gather_floor.log" | tr -s ' ' | tr '\n' ';')"
   fi
   python3 "$here/select_table.py" "$OUT/logs/select.json" "$OUT/logs/select_torch.json" --md "$OUT/SELECT_RESULTS.md" \
     --path "$OUT/logs/candidate_path.json" \
