@@ -161,7 +161,7 @@ if [ "${SKIP_SELECT:-0}" != 1 ]; then
   timeout "${T_PATH_SPEED:-120}" "$B/candidate_path_speed" --batches 8,64,256 --json "$OUT/logs/candidate_path.json" 2>&1 |
     tee "$OUT/logs/candidate_path.log"
   note "candidate_path_speed: exit ${PIPESTATUS[0]} $(tail -2 "$OUT/logs/candidate_path.log" | tr '\n' ' ')"
-  # The physical floor of the compact launch's gather (random 1-8 KB chunks of a K cache).
+  # The physical floor of the compact launch's gather (random 1-8 KB chunks of a K cache), and what writes cost beside it.
   if [ -x "$B/gather_floor" ]; then
     timeout 60 "$B/gather_floor" --json "$OUT/logs/gather_floor.json" 2>&1 | tee "$OUT/logs/gather_floor.log"
     note "gather_floor: exit ${PIPESTATUS[0]} $(tail -19 "$OUT/logs/gather_floor.log" | tr -s ' ' | tr '\n' ';')"
