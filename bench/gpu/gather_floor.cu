@@ -33,10 +33,11 @@ constexpr int64_t kCacheBytes = int64_t(2) << 30, kPages = kCacheBytes / kPageBy
 constexpr int64_t kReadBytes = int64_t(64) * 16384 * kEntryBytes;  // 128 MiB of K values
 constexpr int kLists = 8;
 
-// One warp a chunk at a time: each lane loads its kWords 16-byte words of the chunk (a chunk of
-// 32 * kWords * 16 bytes), then folds them into its sum.
+// How the gather writes its results, if it does.
 enum class Store : int { none, plain, streaming, evict_last };
 
+// One warp a chunk at a time: each lane loads its kWords 16-byte words of the chunk (a chunk of
+// 32 * kWords * 16 bytes), then folds them into its sum (and writes the chunk's results, kStore).
 template <int kWords, bool kScales, Store kStore = Store::none>
 __global__ void __launch_bounds__(512) gather_chunks(const uint8_t* cache, const int64_t* chunk_at, int64_t chunks,
                                                      uint4* sink, float* out) {
