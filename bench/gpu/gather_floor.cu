@@ -184,17 +184,12 @@ int main(int argc, char** argv) {
         const auto launch = [&, store = store](int i, cudaStream_t st) {
           const int64_t* list_at = chunk_at + int64_t(i % kLists) * chunks;
           float* at_out = out + int64_t(i % outputs) * out_floats;
+          const auto run = [&](auto kernel) { kernel<<<blocks, 512, 0, st>>>(cache, list_at, chunks, sink, at_out); };
           switch (store) {
-            case Store::none: gather_chunks<2, true><<<blocks, 512, 0, st>>>(cache, list_at, chunks, sink, nullptr); break;
-            case Store::plain:
-              gather_chunks<2, true, Store::plain><<<blocks, 512, 0, st>>>(cache, list_at, chunks, sink, at_out);
-              break;
-            case Store::streaming:
-              gather_chunks<2, true, Store::streaming><<<blocks, 512, 0, st>>>(cache, list_at, chunks, sink, at_out);
-              break;
-            case Store::evict_last:
-              gather_chunks<2, true, Store::evict_last><<<blocks, 512, 0, st>>>(cache, list_at, chunks, sink, at_out);
-              break;
+            case Store::none: run(gather_chunks<2, true>); break;
+            case Store::plain: run(gather_chunks<2, true, Store::plain>); break;
+            case Store::streaming: run(gather_chunks<2, true, Store::streaming>); break;
+            case Store::evict_last: run(gather_chunks<2, true, Store::evict_last>); break;
           }
           CHECK(cudaGetLastError());
         };
