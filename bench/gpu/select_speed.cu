@@ -31,9 +31,11 @@
 // rows a few times (the group kernel at G blocks a row, then the row kernel),
 // and --profile-dense ROWS:COLS the decode top-k's dispatch (k 512), for a profiler;
 // --candidates-only leaves out the decode top-k's table.
-// --candidate-rows R1,R2,... times the candidate part at those row counts (default 8,64).
+// --candidate-rows R1,R2,... times the candidate part at those row counts (default 8,64);
+// --decode-shapes 64x131072,... the decode top-k's table at those shapes (default the four above).
 //   select_speed [--json FILE] [--reps N] [--quick] [--compact-sweep] [--profile-compact G]
 //                [--profile-dense ROWS:COLS] [--candidates-only] [--candidate-rows R1,R2,...]
+//                [--decode-shapes RxC,...]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -335,6 +337,7 @@ int main(int argc, char** argv) {
   int profile_group = 0;
   long long profile_rows = 0, profile_cols = 0;
   std::vector<int64_t> candidate_rows = {8, 64};
+  std::vector<Shape> decode_shapes = {{8, 131072}, {64, 131072}, {256, 131072}, {64, 32768}};
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     else if (!std::strcmp(argv[i], "--candidate-rows") && i + 1 < argc) {
@@ -352,6 +355,22 @@ int main(int argc, char** argv) {
         if (!*end) break;
         c = end;
       }
+    } else if (!std::strcmp(argv[i], "--decode-shapes") && i + 1 < argc) {
+      const char* list = argv[++i];
+      decode_shapes.clear();
+      for (const char* c = list;;) {
+        long long rows = 0, cols = 0;
+        int used = 0;
+        if (std::sscanf(c, "%lldx%lld%n", &rows, &cols, &used) != 2 || rows < 1 || rows > 4096 || cols < 1 ||
+            cols > (1 << 20) || (c[used] && c[used] != ',')) {
+          std::fprintf(stderr, "select_speed: --decode-shapes takes ROWSxCOLUMNS (rows 1..4096, columns 1..2^20) "
+                               "separated by commas, got '%s'\n", list);
+          return 2;
+        }
+        decode_shapes.push_back({rows, cols});
+        if (!c[used]) break;
+        c += used + 1;
+      }
     } else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--compact-sweep")) sweep = true;
@@ -363,7 +382,8 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: select_speed [--json FILE] [--reps N] [--quick] [--compact-sweep] [--profile-compact G]"
-                   " [--profile-dense ROWS:COLS] [--candidates-only] [--candidate-rows R1,R2,...]\n");
+                   " [--profile-dense ROWS:COLS] [--candidates-only] [--candidate-rows R1,R2,...]"
+                   " [--decode-shapes RxC,...]\n");
       return 2;
     }
   }
@@ -383,7 +403,7 @@ int main(int argc, char** argv) {
   std::printf("device %s, %d SMs, L2 %d MB, read bandwidth %.0f GB/s\n", prop.name, prop.multiProcessorCount,
               prop.l2CacheSize >> 20, bw);
 
-  std::vector<Shape> shapes = {{8, 131072}, {64, 131072}, {256, 131072}, {64, 32768}};
+  std::vector<Shape> shapes = decode_shapes;
   std::vector<int> ks = {512, 2048};
   std::vector<Kind> kinds = {Kind::normal, Kind::minus_inf, Kind::ties16};
   if (quick) shapes = {{64, 131072}}, ks = {2048}, kinds = {Kind::normal};
