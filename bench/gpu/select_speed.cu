@@ -311,6 +311,44 @@ void profile_compact(int group, cudaStream_t stream) {
   for (void* p : {(void*)dense, (void*)compact, (void*)blocks, (void*)out, (void*)d_lens}) CHECK(cudaFree(p));
 }
 
+// The row kernel at 512 threads a block (two blocks an SM) and at 1024 (one), on 1 to 256 rows of 128k, every kind,
+// k 512 and 2048; both must write the same array.
+void row_threads_sweep(int reps, const cudaDeviceProp& prop, cudaStream_t stream) {
+  namespace sk = dsa::cuda::select_kernels;
+  constexpr int64_t kCols = 131072;
+  std::printf("row kernel, us: %-10s %5s %-10s %9s %9s %7s  same\n", "shape", "k", "data", "512 thr", "1024 thr", "ratio");
+  for (const int64_t rows : {int64_t(1), int64_t(32), int64_t(64), int64_t(128), int64_t(132), int64_t(256)}) {
+    const size_t bytes = size_t(rows * kCols) * 4;
+    const int sets = std::max<int>(3, int((3 * size_t(prop.l2CacheSize) + bytes - 1) / bytes));
+    std::vector<float*> inputs(static_cast<size_t>(sets));
+    for (auto& p : inputs) CHECK(cudaMalloc(&p, bytes));
+    int32_t *d_lens = nullptr, *out = nullptr;
+    const RowSpan span = full_rows(rows, kCols, d_lens);
+    CHECK(cudaMalloc(&out, size_t(rows) * 2048 * 4));
+    for (const Kind kind : {Kind::normal, Kind::minus_inf, Kind::ties16}) {
+      for (int i = 0; i < sets; ++i) fill<<<1024, 256, 0, stream>>>(inputs[size_t(i)], rows, kCols, int(kind), 1000 + i);
+      for (const int32_t k : {512, 2048}) {
+        auto run = [&]<int kT>(std::vector<int32_t>& got) {
+          auto launch = [&](int i) { sk::launch_row<DenseRows, kT>(DenseRows{inputs[size_t(i)], kCols, span}, k, out, stream); };
+          const float us = time_us(launch, sets, reps, stream);
+          launch(0);
+          CHECK(cudaStreamSynchronize(stream));
+          got = download(out, size_t(rows) * size_t(k));
+          return us;
+        };
+        std::vector<int32_t> a, b;
+        const float t512 = run.template operator()<512>(a), t1024 = run.template operator()<1024>(b);
+        std::printf("%15s %-10s %5d %-10s %9.1f %9.1f %7.2f  %s\n", "", (std::to_string(rows) + "x128k").c_str(), k,
+                    name_of(kind), t512, t1024, t512 / t1024, a == b ? "yes" : "NO");
+        std::fflush(stdout);
+      }
+    }
+    for (auto p : inputs) CHECK(cudaFree(p));
+    CHECK(cudaFree(d_lens));
+    CHECK(cudaFree(out));
+  }
+}
+
 // A few plain launches of the decode top-k's dispatch (k 512, normal rows), for a profiler.
 void profile_dense(int64_t rows, int64_t cols, cudaStream_t stream) {
   float* dense = nullptr;
@@ -333,7 +371,7 @@ void profile_dense(int64_t rows, int64_t cols, cudaStream_t stream) {
 int main(int argc, char** argv) {
   std::string json;
   int reps = 30;
-  bool quick = false, sweep = false, candidates_only = false;
+  bool quick = false, sweep = false, candidates_only = false, threads_sweep = false;
   int profile_group = 0;
   long long profile_rows = 0, profile_cols = 0;
   std::vector<int64_t> candidate_rows = {8, 64};
@@ -375,6 +413,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--compact-sweep")) sweep = true;
     else if (!std::strcmp(argv[i], "--candidates-only")) candidates_only = true;
+    else if (!std::strcmp(argv[i], "--row-threads-sweep")) threads_sweep = true;
     else if (!std::strcmp(argv[i], "--profile-compact") && i + 1 < argc) profile_group = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--profile-dense") && i + 1 < argc &&
              std::sscanf(argv[++i], "%lld:%lld", &profile_rows, &profile_cols) == 2 && profile_rows > 0 &&
@@ -397,6 +436,10 @@ int main(int argc, char** argv) {
   }
   if (profile_rows > 0) {
     profile_dense(profile_rows, profile_cols, stream);
+    return 0;
+  }
+  if (threads_sweep) {
+    row_threads_sweep(reps, prop, stream);
     return 0;
   }
   const double bw = dsa::bench_gpu::read_bandwidth_gbs(132 * 8, stream);

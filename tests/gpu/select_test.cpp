@@ -203,17 +203,17 @@ TEST(CudaSelect, TakesAnyKAndRowsPastTheCache) {
 
 // Enough rows for the row kernel (a block per row) with rows past its stage
 // (16384 entries: one read against a sample's key, or the histogram's way when
-// k is past half the list) up to its bitmaps (2^17), and rows staged; the
-// dispatch's choice is asserted, so this tests it.
-TEST(CudaSelect, RowKernelTakesManyRowsStagedAndPastTheStage) {
-  REQUIRE_SM90();
+// k is past half the list) up to its bitmaps (2^17), and rows staged: more rows
+// than SMs (blocks of 512 threads, two an SM) and fewer (blocks of 1024); the
+// dispatch's choices are asserted, so this tests them.
+void check_row_kernel(int rows, int32_t threads, uint64_t seed) {
   const std::vector<int64_t> cycle = {0, 1, 511, 8193, 16384, 16385, 32768, 32769, 40000, 131071, 131072};
   std::vector<int64_t> lens;
-  for (int r = 0; r < 160; ++r) lens.push_back(cycle[size_t(r) % cycle.size()]);
+  for (int r = 0; r < rows; ++r) lens.push_back(cycle[size_t(r) % cycle.size()]);
   ASSERT_TRUE(cuda::select_row_kernel(int64_t(lens.size()), 131072, 1));
   ASSERT_FALSE(cuda::select_row_kernel(int64_t(lens.size()), 131073, 1));  // past its bitmaps: the group kernel
+  ASSERT_EQ(cuda::select_row_threads(int64_t(lens.size())), threads);
   auto ops = cuda::make_cuda_select_ops();
-  uint64_t seed = 50;
   for (const RowKind kind : {RowKind::normal, RowKind::quantized, RowKind::minus_inf_heavy, RowKind::nan_heavy})
     for (const int k : {512, 2048, 5000}) {
       if (kind != RowKind::normal && k == 512) continue;
@@ -224,6 +224,18 @@ TEST(CudaSelect, RowKernelTakesManyRowsStagedAndPastTheStage) {
       EXPECT_TRUE(same_sets_as_reference(got, c)) << twins_testing::to_string(kind) << ", k " << k;
       EXPECT_EQ(twins_testing::run_topk(*ops, c.logits, c.bounds, k).indices, got.indices);
     }
+}
+
+TEST(CudaSelect, RowKernelTakesManyRowsStagedAndPastTheStage) {
+  REQUIRE_SM90();
+  const int sms = cuda::device_info().sm_count;
+  check_row_kernel(sms + 28, 512, 50);
+}
+
+TEST(CudaSelect, RowKernelTakesRowsThatLeaveSmsToSpareAtTwiceTheWarps) {
+  REQUIRE_SM90();
+  const int sms = cuda::device_info().sm_count;
+  check_row_kernel(sms / 4 + 4, 1024, 80);  // at least a quarter of the SMs' count: the row kernel
 }
 
 // Rows that one block's registers hold (at most 16384 entries): the short-row

@@ -60,6 +60,13 @@ bool select_row_kernel(int64_t rows, int64_t widest_entries, int32_t reads_per_e
   return 4 * rows >= sm_count();
 }
 
+// A row's block in the row kernel waits on its own instructions (ncu, SELECT_RESULTS.md run 46), so twice the
+// warps on a row's SM take it faster: 1024 threads were 11-19 % faster at 1 to 64 rows of 128k and 2-5 % at 128
+// and 132, and two blocks of 512 an SM 11-12 % faster at 256 rows (run 48, an H100). Only rows of values take
+// 1024 (launch_planned): no other source reaches the row kernel with rows this long, and each instantiation
+// adds to the build.
+int32_t select_row_threads(int64_t rows) { return rows <= sm_count() ? 1024 : 512; }
+
 // The short-row kernel for rows that one block's registers hold (at most
 // 16384 entries, one value an entry), at any row count: since its first pass
 // counts the end bins in registers and its marking compares keys (run 34) it is
@@ -92,12 +99,16 @@ namespace {
 // this file: callers compiled as C++ see only the declarations).
 template <class Source>
 void launch_planned(const Source& src, const common::select::GroupPlan& plan, int32_t* out, void* stream) {
-  if (plan.short_row)
+  if (plan.short_row) {
     sk::launch_short(src, plan.k, out, stream);
-  else if (plan.row_kernel)
+  } else if (plan.row_kernel) {
+    if constexpr (Source::kValues) {
+      if (select_row_threads(src.rows()) == 1024) return sk::launch_row<Source, 1024>(src, plan.k, out, stream);
+    }
     sk::launch_row(src, plan.k, out, stream);
-  else
+  } else {
     sk::launch_group(src, plan, out, stream);
+  }
 }
 }  // namespace
 

@@ -139,9 +139,9 @@ void launch_persistent(const Source& src, int32_t k, int32_t* out, void* stream)
   DSA_CUDA_CHECK(cudaGetLastError());
 }
 
-template <class Source>
+template <class Source, int kT = kThreads>
 void launch_row(const Source& src, int32_t k, int32_t* out, void* stream) {
-  launch_persistent<row_topk<Source>, kThreads, sizeof(Row::Shared)>(src, k, out, stream);
+  launch_persistent<row_topk<Source, kT>, kT, sizeof(typename RowOf<kT>::Shared)>(src, k, out, stream);
 }
 
 template <class Source>

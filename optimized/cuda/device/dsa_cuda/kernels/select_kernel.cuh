@@ -62,12 +62,15 @@ inline constexpr int kRowMaxEntries = 1 << 17;
 inline constexpr int kRowBlocksPerSm = 2;
 // The dispatch sends rows past this length to the row kernel (select_launch.cu).
 inline constexpr int kRowKernelMinEntries = 32768;
-using Row = common::select::RowTopK<common::arch::Cuda, kThreads, kRowItems, kRowStage, kRowMaxEntries>;
+// kT threads a block: 512 (two blocks an SM) or 1024 (one: twice the warps of a block, for rows that leave SMs idle).
+template <int kT = kThreads>
+using RowOf = common::select::RowTopK<common::arch::Cuda, kT, kRowItems, kRowStage, kRowMaxEntries>;
+using Row = RowOf<>;
 
-template <class Source>
-__global__ void __launch_bounds__(kThreads, kRowBlocksPerSm) row_topk(Source src, int32_t k, int32_t* out) {
+template <class Source, int kT = kThreads>
+__global__ void __launch_bounds__(kT, kRowBlocksPerSm * kThreads / kT) row_topk(Source src, int32_t k, int32_t* out) {
   extern __shared__ __align__(16) unsigned char smem[];
-  Row::run(common::arch::Cuda{}, *reinterpret_cast<Row::Shared*>(smem), src, k, out);
+  RowOf<kT>::run(common::arch::Cuda{}, *reinterpret_cast<typename RowOf<kT>::Shared*>(smem), src, k, out);
 }
 
 // The short-row kernel: a block per row of at most kShortCapacity entries

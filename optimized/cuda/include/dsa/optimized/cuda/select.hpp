@@ -37,6 +37,9 @@ int32_t select_group_size(int64_t rows, int64_t widest_entries);
 // Whether such a launch runs the row kernel (RowTopK: a block per row) instead of clusters: the one dispatch.
 // reads_per_entry: the values the source reads for one entry (block scores: the block size).
 bool select_row_kernel(int64_t rows, int64_t widest_entries, int32_t reads_per_entry = 1);
+// The row kernel's block for `rows` rows of values: 1024 threads (one block an SM) while the rows leave SMs to
+// spare, 512 (two an SM) past them.
+int32_t select_row_threads(int64_t rows);
 // Whether it runs the short-row kernel (ShortRowTopK: a block per row held in registers), at any row count; it
 // comes first.
 bool select_short_kernel(int64_t widest_entries, int32_t reads_per_entry = 1);
