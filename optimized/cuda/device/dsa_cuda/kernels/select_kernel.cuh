@@ -49,9 +49,10 @@ __global__ void __launch_bounds__(kT, kBlocksPerSm)
 }
 
 // The row kernel: a block per row (a persistent grid walks the rows), two
-// blocks per SM (64 registers: tiles of 512 x 8, the next one's loads in
-// flight), so that one block streams its row while the other scans its
-// histogram or emits. Shared memory per block (two fit an SM's 228 KB):
+// blocks of 512 threads per SM (64 registers: tiles of 512 x 8, the next one's
+// loads in flight), so that one block streams its row while the other scans its
+// histogram or emits; one block of 1024 threads per SM where the rows leave SMs
+// to spare (select_row_threads). Shared memory per block (two fit an SM's 228 KB):
 // bitmaps for rows of up to 2^17 entries (32 KB), a stage of 16384 entries
 // (64 KB: the fused launch's compact row whole) that holds a longer row's list
 // (8192 key and position pairs, room for a sample's key to miss by 7 standard
@@ -62,7 +63,6 @@ inline constexpr int kRowMaxEntries = 1 << 17;
 inline constexpr int kRowBlocksPerSm = 2;
 // The dispatch sends rows past this length to the row kernel (select_launch.cu).
 inline constexpr int kRowKernelMinEntries = 32768;
-// kT threads a block: 512 (two blocks an SM) or 1024 (one: twice the warps of a block, for rows that leave SMs idle).
 template <int kT = kThreads>
 using RowOf = common::select::RowTopK<common::arch::Cuda, kT, kRowItems, kRowStage, kRowMaxEntries>;
 using Row = RowOf<>;
