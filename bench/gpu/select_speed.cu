@@ -32,10 +32,11 @@
 // and --profile-dense ROWS:COLS the decode top-k's dispatch (k 512), for a profiler;
 // --candidates-only leaves out the decode top-k's table.
 // --candidate-rows R1,R2,... times the candidate part at those row counts (default 8,64);
-// --decode-shapes 64x131072,... the decode top-k's table at those shapes (default the four above).
+// --decode-shapes 64x131072,... the decode top-k's table at those shapes (default the four above);
+// --row-threads-sweep times only the row kernel at 512 and 1024 threads a block (exit 1 if their arrays differ).
 //   select_speed [--json FILE] [--reps N] [--quick] [--compact-sweep] [--profile-compact G]
 //                [--profile-dense ROWS:COLS] [--candidates-only] [--candidate-rows R1,R2,...]
-//                [--decode-shapes RxC,...]
+//                [--decode-shapes RxC,...] [--row-threads-sweep]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -312,8 +313,9 @@ void profile_compact(int group, cudaStream_t stream) {
 }
 
 // The row kernel at 512 threads a block (two blocks an SM) and at 1024 (one), on 1 to 256 rows of 128k, every kind,
-// k 512 and 2048; both must write the same array.
-void row_threads_sweep(int reps, const cudaDeviceProp& prop, cudaStream_t stream) {
+// k 512 and 2048; both must write the same array (returns whether they did everywhere).
+bool row_threads_sweep(int reps, const cudaDeviceProp& prop, cudaStream_t stream) {
+  bool all_same = true;
   namespace sk = dsa::cuda::select_kernels;
   constexpr int64_t kCols = 131072;
   std::printf("row kernel, us: %-10s %5s %-10s %9s %9s %7s  same\n", "shape", "k", "data", "512 thr", "1024 thr", "ratio");
@@ -338,6 +340,7 @@ void row_threads_sweep(int reps, const cudaDeviceProp& prop, cudaStream_t stream
         };
         std::vector<int32_t> a, b;
         const float t512 = run.template operator()<512>(a), t1024 = run.template operator()<1024>(b);
+        all_same = all_same && a == b;
         std::printf("%15s %-10s %5d %-10s %9.1f %9.1f %7.2f  %s\n", "", (std::to_string(rows) + "x128k").c_str(), k,
                     name_of(kind), t512, t1024, t512 / t1024, a == b ? "yes" : "NO");
         std::fflush(stdout);
@@ -347,6 +350,7 @@ void row_threads_sweep(int reps, const cudaDeviceProp& prop, cudaStream_t stream
     CHECK(cudaFree(d_lens));
     CHECK(cudaFree(out));
   }
+  return all_same;
 }
 
 // A few plain launches of the decode top-k's dispatch (k 512, normal rows), for a profiler.
@@ -422,7 +426,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: select_speed [--json FILE] [--reps N] [--quick] [--compact-sweep] [--profile-compact G]"
                    " [--profile-dense ROWS:COLS] [--candidates-only] [--candidate-rows R1,R2,...]"
-                   " [--decode-shapes RxC,...]\n");
+                   " [--decode-shapes RxC,...] [--row-threads-sweep]\n");
       return 2;
     }
   }
@@ -438,10 +442,7 @@ int main(int argc, char** argv) {
     profile_dense(profile_rows, profile_cols, stream);
     return 0;
   }
-  if (threads_sweep) {
-    row_threads_sweep(reps, prop, stream);
-    return 0;
-  }
+  if (threads_sweep) return row_threads_sweep(reps, prop, stream) ? 0 : 1;
   const double bw = dsa::bench_gpu::read_bandwidth_gbs(132 * 8, stream);
   std::printf("device %s, %d SMs, L2 %d MB, read bandwidth %.0f GB/s\n", prop.name, prop.multiProcessorCount,
               prop.l2CacheSize >> 20, bw);
