@@ -133,6 +133,12 @@ RowSpan full_rows(int64_t rows, int64_t cols, int32_t*& d_lens) {
   return span;
 }
 
+// Input sets of `bytes` each that a replay rotates through: at least 3, and together at least 3 x the L2, so every
+// launch reads from HBM.
+int input_sets(size_t bytes, const cudaDeviceProp& prop) {
+  return std::max<int>(3, int((3 * size_t(prop.l2CacheSize) + bytes - 1) / bytes));
+}
+
 struct Shape {
   int64_t rows, cols;
 };
@@ -153,7 +159,7 @@ std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cuda
               "compact", "cmp grp", "cmp row", "cmp shrt", "ratio", "kern", "same");
   for (const int64_t rows : row_counts) {
     const size_t bytes = size_t(rows * kCols) * 4;
-    const int sets = std::max<int>(3, int((3 * size_t(prop.l2CacheSize) + bytes - 1) / bytes));
+    const int sets = input_sets(bytes, prop);
     const size_t n_sets = static_cast<size_t>(sets);
     std::vector<float*> dense(n_sets), work(n_sets), compact(n_sets);
     std::vector<int32_t*> blocks(n_sets);
@@ -321,7 +327,7 @@ bool row_threads_sweep(int reps, const cudaDeviceProp& prop, cudaStream_t stream
   std::printf("row kernel, us: %-10s %5s %-10s %9s %9s %7s  same\n", "shape", "k", "data", "512 thr", "1024 thr", "ratio");
   for (const int64_t rows : {int64_t(1), int64_t(32), int64_t(64), int64_t(128), int64_t(132), int64_t(256)}) {
     const size_t bytes = size_t(rows * kCols) * 4;
-    const int sets = std::max<int>(3, int((3 * size_t(prop.l2CacheSize) + bytes - 1) / bytes));
+    const int sets = input_sets(bytes, prop);
     std::vector<float*> inputs(static_cast<size_t>(sets));
     for (auto& p : inputs) CHECK(cudaMalloc(&p, bytes));
     int32_t *d_lens = nullptr, *out = nullptr;
@@ -468,8 +474,7 @@ int main(int argc, char** argv) {
 #endif
   for (const Shape s : shapes) {
     const size_t elems = size_t(s.rows * s.cols), bytes = elems * 4;
-    // Input sets rotated so one replay reads at least 3 x L2 (or 3 sets).
-    const int sets = std::max<int>(3, int((3 * size_t(prop.l2CacheSize) + bytes - 1) / bytes));
+    const int sets = input_sets(bytes, prop);
     std::vector<float*> inputs(static_cast<size_t>(sets));
     for (auto& p : inputs) CHECK(cudaMalloc(&p, bytes));
     std::vector<int32_t> lens(size_t(s.rows), int32_t(s.cols));
