@@ -268,6 +268,52 @@ TEST(SelectRow, EverySampleOutcomeMatchesTheReference) {
   }
 }
 
+// The sample's key on a block's sample (sample_key): a bin of one key gives that key; otherwise a bound of the
+// m-th largest's coarse bin where the sample entries above it stay within [lo, hi], else the exact m-th largest;
+// no key where fewer than m entries were drawn.
+TEST(SelectRow, SampleKeyIsABinBoundWithinItsWindowOrTheExactKey) {
+  using Row = EmulatedRow<GroupWarp32>;
+  using Sample = common::select::RowSample<Row>;
+  using Arch = common::arch::HostSimt<GroupWarp32::kLanes>;
+  constexpr int n = Row::kCapacity;
+  const int m = 36, lo = 22, hi = 50;
+  auto key_of = [&](const std::vector<uint32_t>& sample) {
+    uint32_t got = 0;
+    common::arch::host_launch<GroupWarp32::kLanes, Row::Shared>(1, Row::kThreads, [&](const Arch& a, Row::Shared& sh) {
+      Row::clear(a, sh, 0);
+      uint32_t mine[Row::kItems];
+      for (int i = 0; i < Row::kItems; ++i) mine[i] = sample[size_t(a.thread() * Row::kItems + i)];
+      const uint32_t key = Sample::sample_key(a, sh, mine, m, lo, hi);
+      if (a.thread() == 0) got = key;
+    });
+    return got;
+  };
+  auto above = [](const std::vector<uint32_t>& sample, uint32_t key) {
+    return int(std::count_if(sample.begin(), sample.end(), [&](uint32_t x) { return x > key; }));
+  };
+  auto mth_largest = [&](std::vector<uint32_t> sample) {
+    std::sort(sample.begin(), sample.end(), std::greater<>());
+    return sample[size_t(m - 1)];
+  };
+  std::vector<uint32_t> sample(static_cast<size_t>(n));
+  std::fill(sample.begin(), sample.end(), common::order_key(0.25f));  // one key
+  EXPECT_EQ(key_of(sample), common::order_key(0.25f));
+  Rng rng(91);
+  for (int trial = 0; trial < 20; ++trial) {  // N(0, 1): a bound of a bin of a few entries, within the window
+    for (auto& x : sample) x = common::order_key(float(rng.normal()));
+    const uint32_t key = key_of(sample);
+    const bool bound = key == common::coarse_digit_floor(int(common::coarse_digit(key)));
+    EXPECT_TRUE(bound || key == mth_largest(sample)) << trial;
+    EXPECT_GE(above(sample, key), lo) << trial;
+    EXPECT_LE(above(sample, key), hi) << trial;
+  }
+  for (int j = 0; j < n; ++j) sample[size_t(j)] = common::order_key(8.0f + float(j) / 1024.0f);  // two wide bins
+  EXPECT_EQ(key_of(sample), mth_largest(sample));
+  std::fill(sample.begin(), sample.end(), common::kNoEntryKey);  // fewer than m drawn
+  for (int j = 0; j < m - 1; ++j) sample[size_t(j * 7)] = common::order_key(float(j));
+  EXPECT_EQ(key_of(sample), common::kNoEntryKey);
+}
+
 TEST(SelectRow, EveryRowKindAtWave64) {
   const std::vector<int64_t> lens = {0, 7, 1025, 2100};
   uint64_t seed = 300;

@@ -10,6 +10,7 @@
 #include "dsa/common/radix_keys.hpp"
 #include "dsa/common/radix_plan.hpp"
 #include "dsa/common/select/block_scan.hpp"
+#include "dsa/common/select/coarse_histogram.hpp"
 #include "dsa/common/select/sources.hpp"
 
 namespace dsa::common::select {
@@ -42,18 +43,22 @@ struct RowSample {
     const int64_t run_start = int64_t(j / kRun) * count / (kCapacity / kRun);
     return int(run_start - run_start % kRun) + j % kRun;
   }
-  // The sample's rank whose key is expected to have (k + kPairCap) / 2 entries above it in the row:
-  // as far from k (too few: read again) as from the list's room (too many), in standard deviations.
-  DSA_HD static int sample_rank(int32_t k, int count) {
-    const int64_t target = (int64_t(k) + kPairCap) / 2;
-    const int64_t m = (target * kCapacity + count - 1) / count;
+  // How many of a row's entries the scan is meant to list: (k + kPairCap) / 2, as far from k (too few: read
+  // again) as from the list's room (too many), in standard deviations.
+  DSA_HD static int64_t target(int32_t k) { return (int64_t(k) + kPairCap) / 2; }
+  // The sample's count expected above a key that has `entries` of the row's `count` above it.
+  DSA_HD static int sample_count_of(int64_t entries, int count) {
+    const int64_t m = (entries * kCapacity + count - 1) / count;
     return int(m < 1 ? 1 : m > kCapacity ? kCapacity : m);
   }
+  // The sample's rank whose key is expected to have target(k) entries above it. A key from its coarse bin
+  // (sample_key) may miss that rank by up to half the distance to k or to the room.
+  DSA_HD static int sample_rank(int32_t k, int count) { return sample_count_of(target(k), count); }
   DSA_HD static bool samples(bool staged, int32_t k) { return !staged && 2 * int64_t(k) <= kPairCap; }
 
   // One read of the row against a key from a sample of it. The sample's m-th
-  // largest key T (sample_rank) is expected to have (k + kPairCap) / 2 of the
-  // row's entries above it; the scan lists every entry above T (key and
+  // largest key (sample_rank), or a bound of its coarse bin near it (sample_key), is T,
+  // expected to have about (k + kPairCap) / 2 of the row's entries above it; the scan lists every entry above T (key and
   // position pairs) and marks the entries at T in tied_bits. Then either the
   // list holds k or more (the radix passes run over the list only), or the
   // cut is T itself (the list, and the first entries at T). A sample that
@@ -69,7 +74,9 @@ struct RowSample {
     for (int i = 0; i < kItems; ++i) positions[i] = sample_position(t * kItems + i, count);
     uint32_t sample[kItems];
     keys_at(src, r, positions, sample);
-    const uint32_t key = sample_key(a, sh, sample, sample_rank(k, count));
+    const int64_t aim = target(k);
+    const uint32_t key = sample_key(a, sh, sample, sample_rank(k, count), sample_count_of(k + (aim - k) / 2, count),
+                                    sample_count_of(aim + (kPairCap - aim) / 2, count));
     // T = 0 (fewer sample entries than the rank): every entry is listed, none is at T.
     const uint32_t at_key = key == kNoEntryKey ? 1u : key;  // 1: no key's value
 
@@ -159,35 +166,59 @@ struct RowSample {
     return remaining;
   }
 
-  // The m-th largest of the block's sample keys (radix passes over the
-  // registers, in threshold slots 4 to 6), or 0 when fewer entries were drawn.
+  // The key T: one pass of the coarse digit over the sample (coarse_histogram.hpp: plain atomics spread over
+  // hundreds of bins; radix passes of the key's own top 11 bits put a sample of N(0, 1) logits in a few dozen
+  // bins, and their colliding atomics made the sample 9.5 of a 128k row's 37 us: SELECT_RESULTS.md run 50)
+  // finds the bin of the sample's m-th largest. A bin of one key gives that key. Otherwise T is the bin's bound
+  // nearer the m-th largest, where the sample entries above it stay within [lo, hi] (any T is exact; T only
+  // decides how much the scan lists); else the m-th largest itself, by radix passes over the bin's entries
+  // (threshold slots 5 to 7). 0 (kNoEntryKey) where fewer than m entries were drawn.
   template <class Arch>
-  DSA_HD static uint32_t sample_key(const Arch& a, Shared& sh, const uint32_t (&sample)[kItems], int m) {
+  DSA_HD static uint32_t sample_key(const Arch& a, Shared& sh, const uint32_t (&sample)[kItems], int m, int lo,
+                                    int hi) {
+    CoarseHistogram<Arch> counted;  // the histogram is clear: RowTopK::clear
+    DSA_UNROLL
+    for (int i = 0; i < kItems; ++i) counted.count(a, sh.hist, sample[i]);
+    counted.flush(a, sh.hist);
+    a.sync();
+    const Found f = Row::threshold(a, sh, 4, kBins, m);
+    if (f.bin < 0) return kNoEntryKey;
+    // The bin holds the keys in (bin_floor, bin_top]; an entry at bin_floor is in the bin below.
+    const uint32_t bin_floor = coarse_digit_floor(f.bin - 1), bin_top = coarse_digit_floor(f.bin);
+    auto in_bin = [&](uint32_t key) { return key != kNoEntryKey && key > bin_floor && key <= bin_top; };
+    uint32_t key_min = 0xffffffffu, key_max = 0u;
+    DSA_UNROLL
+    for (int i = 0; i < kItems; ++i) {
+      key_min = in_bin(sample[i]) && sample[i] < key_min ? sample[i] : key_min;
+      key_max = in_bin(sample[i]) && sample[i] > key_max ? sample[i] : key_max;
+    }
+    Row::warp_min_max(a, sh, key_min, key_max);
+    a.sync();
+    for (int w = 0; w < kWarps; ++w) {
+      key_min = sh.warp_min[w] < key_min ? sh.warp_min[w] : key_min;
+      key_max = sh.warp_max[w] > key_max ? sh.warp_max[w] : key_max;
+    }
+    a.sync();  // the passes below and the next row reuse warp_min and the histogram
+    if (key_min == key_max) return key_min;
+    // T = bin_top leaves the bin's entries unlisted (f.above above it); T = bin_floor lists them.
+    const int above_top = f.above, above_floor = f.above + f.count;
+    const bool top_ok = above_top >= lo && above_top <= hi, floor_ok = above_floor >= lo && above_floor <= hi;
+    if (top_ok && (!floor_ok || m - above_top <= above_floor - m)) return bin_top;
+    if (floor_ok) return bin_floor;
     constexpr RadixPlan radix = plan_11_11_10();
     RadixCut cut;
-    int32_t need = m;
+    int32_t need = m - f.above;
     for (int pass_index = 0; pass_index < radix.passes; ++pass_index) {
       const RadixPass pass = radix.pass[pass_index];
       for (int b = a.thread(); b < pass.bins(); b += kThreads) sh.hist[b] = 0;
       a.sync();
       DSA_UNROLL
-      for (int i = 0; i < kItems; ++i)
-        if (sample[i] != kNoEntryKey && cut.matches(sample[i])) a.atomic_add_shared(&sh.hist[pass.digit(sample[i])], 1);
+      for (int i = 0; i < kItems; ++i) Block::add(a, sh.hist, in_bin(sample[i]) && cut.matches(sample[i]), pass.digit(sample[i]));
       a.sync();
-      const Found f = Row::threshold(a, sh, 4 + pass_index, pass.bins(), need);
-      if (f.bin < 0) return kNoEntryKey;
-      need -= f.above;
-      cut = cut.refined(pass, uint32_t(f.bin));
-      if (f.count == need && pass_index + 1 < radix.passes) {  // the bin is taken whole: T is its smallest key
-        uint32_t lo = 0xffffffffu;
-        DSA_UNROLL
-        for (int i = 0; i < kItems; ++i) lo = sample[i] != kNoEntryKey && cut.matches(sample[i]) && sample[i] < lo ? sample[i] : lo;
-        Row::warp_min_max(a, sh, lo, 0u);
-        a.sync();
-        for (int w = 0; w < kWarps; ++w) lo = sh.warp_min[w] < lo ? sh.warp_min[w] : lo;
-        a.sync();  // the next row's sample reuses warp_min
-        return lo;
-      }
+      const Found g = Row::threshold(a, sh, 5 + pass_index, pass.bins(), need);
+      if (g.bin < 0) return kNoEntryKey;  // only a defect's state gets here
+      need -= g.above;
+      cut = cut.refined(pass, uint32_t(g.bin));
     }
     return cut.prefix;
   }

@@ -7,7 +7,8 @@
 // four consecutive entries, evenly spread) gives a key T (its m-th largest, m
 // chosen so that about (k + room) / 2 of the row's entries are expected above
 // T: about 7 standard deviations from both k and the room at k 2048 and 128k
-// columns, about 6 in a candidate-masked row). One scan then lists the entries above
+// columns, about 6 in a candidate-masked row; or a bound of that key's coarse
+// bin, found by one pass, where the bound keeps at least half those margins). One scan then lists the entries above
 // T (key and position) and marks those at T; the cut is found among the
 // listed entries, or is T itself. Where the sample misled (the list
 // overflows, or fewer than k entries are at or above T) the row takes the
@@ -86,8 +87,8 @@ struct RowTopK {
   static_assert(kMaxEntries % 32 == 0 && kMaxEntries >= kStageEntries, "the bitmaps cover every row taken");
 
   enum Scalar : int { kBin, kAbove, kCount, kScalars };
-  // Threshold slots: 0 the coarse pass, 1 to 3 the radix passes, 4 to 6 the sample's.
-  static constexpr int kSlots = 7;
+  // Threshold slots: 0 the coarse pass, 1 to 3 the radix passes, 4 to 7 the sample's.
+  static constexpr int kSlots = 8;
   // The way a row went (the tests see every way taken and held to the reference).
   enum class Outcome : int32_t {
     staged,           // the coarse histogram, the row in shared memory
