@@ -174,6 +174,17 @@ TEST(SelectRow, EveryRowKindStagedAndStreamedAtWarp32) {
   check_row<GroupWarp32>({5, 700, 3000}, 3100, RowKind::normal, 50, seed++, 37);  // rows at an offset
 }
 
+// A tile of 8192 (256 threads of 32), as the kernels' 1024 x 8: the sample is 4096 entries, 16 a thread, not one
+// a key of the tile; rows past the stage (16384) of every kind, k up to half the list.
+TEST(SelectRow, TilesPastTheSampleDrawTheirSampleOf4096) {
+  using Wide = Shape<32, 256, 32>;
+  static_assert(common::select::RowSample<EmulatedRow<Wide>>::kSampleItems == 16);
+  const std::vector<int64_t> lens = {16385, 23000, 40000};
+  uint64_t seed = 250;
+  for (const RowKind kind : twins_testing::kAllRowKinds) check_row<Wide>(lens, 40000, kind, 512, seed++);
+  check_row<Wide>(lens, 40000, RowKind::normal, 4096, seed++);
+}
+
 // The coarse digit: the key's sign, then exponents 112..143 and 5 mantissa
 // bits, clamped (written out here as the definition), monotone in the key.
 TEST(SelectRow, CoarseDigitIsTheClampedFp16DigitAndMonotone) {
@@ -247,7 +258,7 @@ TEST(SelectRow, EverySampleOutcomeMatchesTheReference) {
   float* row = values.data();
   // 1: one value (every entry at the key); 2: the sample's entries lowest; 3: highest.
   std::fill(row + width, row + 2 * width, 0.25f);
-  for (int j = 0; j < Row::kCapacity; ++j) {
+  for (int j = 0; j < Sample::kSampleSize; ++j) {
     row[2 * width + Sample::sample_position(j, int(width))] = -8.0f - float(j) / 1024.0f;
     row[3 * width + Sample::sample_position(j, int(width))] = 8.0f + float(j) / 1024.0f;
   }
@@ -275,14 +286,20 @@ TEST(SelectRow, SampleKeyIsABinBoundWithinItsWindowOrTheExactKey) {
   using Row = EmulatedRow<GroupWarp32>;
   using Sample = common::select::RowSample<Row>;
   using Arch = common::arch::HostSimt<GroupWarp32::kLanes>;
-  constexpr int n = Row::kCapacity;
+  constexpr int n = Sample::kSampleSize;
   const int m = 36, lo = 22, hi = 50;
+  // The kernels' blocks (select_kernel.cuh) draw 4096: 8 a thread of 512, 4 a thread of 1024.
+  using Row512 = common::select::RowTopK<Arch, 512, 8, 16384, 1 << 17>;
+  using Row1024 = common::select::RowTopK<Arch, 1024, 8, 16384, 1 << 17>;
+  static_assert(common::select::RowSample<Row512>::kSampleItems == 8);
+  static_assert(common::select::RowSample<Row1024>::kSampleItems == 4);
+  static_assert(common::select::RowSample<Row1024>::kSampleSize == 4096);
   auto key_of = [&](const std::vector<uint32_t>& sample) {
     uint32_t got = 0;
     common::arch::host_launch<GroupWarp32::kLanes, Row::Shared>(1, Row::kThreads, [&](const Arch& a, Row::Shared& sh) {
       Row::clear(a, sh, 0);
-      uint32_t mine[Row::kItems];
-      for (int i = 0; i < Row::kItems; ++i) mine[i] = sample[size_t(a.thread() * Row::kItems + i)];
+      uint32_t mine[Sample::kSampleItems];
+      for (int i = 0; i < Sample::kSampleItems; ++i) mine[i] = sample[size_t(a.thread() * Sample::kSampleItems + i)];
       const uint32_t key = Sample::sample_key(a, sh, mine, m, lo, hi);
       if (a.thread() == 0) got = key;
     });

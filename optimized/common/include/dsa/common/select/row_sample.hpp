@@ -1,5 +1,5 @@
 // The sampled way of RowTopK (row_topk.hpp; its top says when a row takes it):
-// a sample of Row::kCapacity entries (runs of four, evenly spread) gives a key T, and one
+// a sample of up to 4096 entries (runs of four, evenly spread) gives a key T, and one
 // read of the row lists the entries above T and marks those at T. Returns -1
 // where the sample misled (the row then takes the histogram's way).
 #pragma once
@@ -28,9 +28,13 @@ struct RowSample {
   static constexpr int kLanes = Row::kLanes;
   static constexpr int kBins = Row::kBins;
   static constexpr int kCapacity = Row::kCapacity;
+  // The sample: kSampleItems entries a thread, 4096 in all where a tile holds more (the margins of the top were
+  // set for 4096; a block of 1024 threads drawing 8192 spent 5 us of a row on the draw and 4 on its key, run 50).
+  static constexpr int kSampleItems = kCapacity > 4096 ? 4096 / kThreads : kItems;
+  static constexpr int kSampleSize = kThreads * kSampleItems;
   static constexpr int kPairCap = Row::kPairCap;
 
-  // Where sample j of a row of `count` entries lies: kCapacity / kRun runs of kRun consecutive entries (run
+  // Where sample j of a row of `count` entries lies: kSampleSize / kRun runs of kRun consecutive entries (run
   // j / kRun, its entry j % kRun), evenly spread, each run's start a multiple of kRun. Single entries spread as
   // far apart cost a sector of DRAM each, half of a 128k row's bytes read at random (ncu, SELECT_RESULTS.md run
   // 46); a run is 16 bytes of one sector. Runs of 4 rather than 8: where whole blocks of 8 are -inf together (a
@@ -38,9 +42,9 @@ struct RowSample {
   // about 7 standard deviations to about 4 at k 2048 (a simulation of such rows). The caller's rows have at
   // least kCapacity entries, so the runs do not overlap.
   static constexpr int kRun = 4;
-  static_assert(kItems % kRun == 0, "whole runs a thread");
+  static_assert(kSampleItems % kRun == 0 && kSampleItems >= kRun, "whole runs a thread");
   DSA_HD static int sample_position(int j, int count) {
-    const int64_t run_start = int64_t(j / kRun) * count / (kCapacity / kRun);
+    const int64_t run_start = int64_t(j / kRun) * count / (kSampleSize / kRun);
     return int(run_start - run_start % kRun) + j % kRun;
   }
   // How many of a row's entries the scan is meant to list: (k + kPairCap) / 2, as far from k (too few: read
@@ -48,8 +52,8 @@ struct RowSample {
   DSA_HD static int64_t target(int32_t k) { return (int64_t(k) + kPairCap) / 2; }
   // The sample's count expected above a key that has `entries` of the row's `count` above it.
   DSA_HD static int sample_count_of(int64_t entries, int count) {
-    const int64_t m = (entries * kCapacity + count - 1) / count;
-    return int(m < 1 ? 1 : m > kCapacity ? kCapacity : m);
+    const int64_t m = (entries * kSampleSize + count - 1) / count;
+    return int(m < 1 ? 1 : m > kSampleSize ? kSampleSize : m);
   }
   // The sample's rank whose key is expected to have target(k) entries above it. A key from its coarse bin
   // (sample_key) may miss that rank by up to half the distance to k or to the room.
@@ -69,10 +73,10 @@ struct RowSample {
   DSA_HD static int32_t select(const Arch& a, Shared& sh, const Source& src, int32_t k, int64_t r, int count,
                                int words) {
     const int t = a.thread();
-    int positions[kItems];
+    int positions[kSampleItems];
     DSA_UNROLL
-    for (int i = 0; i < kItems; ++i) positions[i] = sample_position(t * kItems + i, count);
-    uint32_t sample[kItems];
+    for (int i = 0; i < kSampleItems; ++i) positions[i] = sample_position(t * kSampleItems + i, count);
+    uint32_t sample[kSampleItems];
     keys_at(src, r, positions, sample);
     const int64_t aim = target(k);
     const uint32_t key = sample_key(a, sh, sample, sample_rank(k, count), sample_count_of(k + (aim - k) / 2, count),
@@ -167,28 +171,32 @@ struct RowSample {
   }
 
   // The key T: one pass of the coarse digit over the sample (coarse_histogram.hpp: plain atomics spread over
-  // hundreds of bins; radix passes of the key's own top 11 bits put a sample of N(0, 1) logits in a few dozen
-  // bins, and their colliding atomics made the sample 9.5 of a 128k row's 37 us: SELECT_RESULTS.md run 50)
-  // finds the bin of the sample's m-th largest. A bin of one key gives that key. Otherwise T is the bin's bound
-  // nearer the m-th largest, where the sample entries above it stay within [lo, hi] (any T is exact; T only
-  // decides how much the scan lists); else the m-th largest itself, by radix passes over the bin's entries
-  // (threshold slots 5 to 7). 0 (kNoEntryKey) where fewer than m entries were drawn.
+  // hundreds of bins, where the key's own top 11 bits put a sample of N(0, 1) logits in a few dozen) finds the bin
+  // of the sample's m-th largest. T is the bin's bound nearer that entry where the sample entries above it stay
+  // within [lo, hi] (any T gives the exact set; T only decides how much the scan lists); else, for a bin of one
+  // key, that key; else the m-th largest itself, by radix passes over the bin's entries (threshold slots 5 to 7).
+  // 0 (kNoEntryKey) where fewer than m entries were drawn.
   template <class Arch>
-  DSA_HD static uint32_t sample_key(const Arch& a, Shared& sh, const uint32_t (&sample)[kItems], int m, int lo,
+  DSA_HD static uint32_t sample_key(const Arch& a, Shared& sh, const uint32_t (&sample)[kSampleItems], int m, int lo,
                                     int hi) {
     CoarseHistogram<Arch> counted;  // the histogram is clear: RowTopK::clear
     DSA_UNROLL
-    for (int i = 0; i < kItems; ++i) counted.count(a, sh.hist, sample[i]);
+    for (int i = 0; i < kSampleItems; ++i) counted.count(a, sh.hist, sample[i]);
     counted.flush(a, sh.hist);
     a.sync();
     const Found f = Row::threshold(a, sh, 4, kBins, m);
     if (f.bin < 0) return kNoEntryKey;
-    // The bin holds the keys in (bin_floor, bin_top]; an entry at bin_floor is in the bin below.
+    // The bin holds the keys in (bin_floor, bin_top]; an entry at bin_floor is in the bin below. T = bin_top
+    // leaves the bin's entries unlisted (f.above above it); T = bin_floor lists them.
     const uint32_t bin_floor = coarse_digit_floor(f.bin - 1), bin_top = coarse_digit_floor(f.bin);
+    const int above_top = f.above, above_floor = f.above + f.count;
+    const bool top_ok = above_top >= lo && above_top <= hi, floor_ok = above_floor >= lo && above_floor <= hi;
+    if (top_ok && (!floor_ok || m - above_top <= above_floor - m)) return bin_top;
+    if (floor_ok) return bin_floor;
     auto in_bin = [&](uint32_t key) { return key != kNoEntryKey && key > bin_floor && key <= bin_top; };
     uint32_t key_min = 0xffffffffu, key_max = 0u;
     DSA_UNROLL
-    for (int i = 0; i < kItems; ++i) {
+    for (int i = 0; i < kSampleItems; ++i) {
       key_min = in_bin(sample[i]) && sample[i] < key_min ? sample[i] : key_min;
       key_max = in_bin(sample[i]) && sample[i] > key_max ? sample[i] : key_max;
     }
@@ -198,13 +206,8 @@ struct RowSample {
       key_min = sh.warp_min[w] < key_min ? sh.warp_min[w] : key_min;
       key_max = sh.warp_max[w] > key_max ? sh.warp_max[w] : key_max;
     }
-    a.sync();  // the passes below and the next row reuse warp_min and the histogram
+    a.sync();  // the next row reuses warp_min
     if (key_min == key_max) return key_min;
-    // T = bin_top leaves the bin's entries unlisted (f.above above it); T = bin_floor lists them.
-    const int above_top = f.above, above_floor = f.above + f.count;
-    const bool top_ok = above_top >= lo && above_top <= hi, floor_ok = above_floor >= lo && above_floor <= hi;
-    if (top_ok && (!floor_ok || m - above_top <= above_floor - m)) return bin_top;
-    if (floor_ok) return bin_floor;
     constexpr RadixPlan radix = plan_11_11_10();
     RadixCut cut;
     int32_t need = m - f.above;
@@ -213,7 +216,8 @@ struct RowSample {
       for (int b = a.thread(); b < pass.bins(); b += kThreads) sh.hist[b] = 0;
       a.sync();
       DSA_UNROLL
-      for (int i = 0; i < kItems; ++i) Block::add(a, sh.hist, in_bin(sample[i]) && cut.matches(sample[i]), pass.digit(sample[i]));
+      for (int i = 0; i < kSampleItems; ++i)
+        Block::add(a, sh.hist, in_bin(sample[i]) && cut.matches(sample[i]), pass.digit(sample[i]));
       a.sync();
       const Found g = Row::threshold(a, sh, 5 + pass_index, pass.bins(), need);
       if (g.bin < 0) return kNoEntryKey;  // only a defect's state gets here
