@@ -18,13 +18,14 @@ vllm=OFF
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDSA_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=x86-64-v3 \
   -DCMAKE_CUDA_FLAGS=-lineinfo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache -DDSA_CUDA_MUTANTS=ON \
   -DDSA_VLLM_BASELINE=$vllm -DDSA_BUILD_TESTS=ON >/dev/null
-cmake --build "$build" -j"$(nproc)" --target dsa-oracle dsa_gpu_tests logits_speed select_speed candidate_path_speed gather_floor
+cmake --build "$build" -j"$(nproc)" --target dsa-oracle dsa_gpu_tests logits_speed select_speed candidate_path_speed gather_floor row_phases
 stage=$(mktemp -d)
 mkdir -p "$stage/gpu-bundle/lib"
 cp "$build/dsa-oracle" "$build/tests/dsa_gpu_tests" "$build/bench/logits_speed" "$build/bench/select_speed" \
-  "$build/bench/candidate_path_speed" "$build/bench/gather_floor" "$stage/gpu-bundle/"
+  "$build/bench/candidate_path_speed" "$build/bench/gather_floor" "$build/bench/row_phases" "$stage/gpu-bundle/"
 for bin in "$stage"/gpu-bundle/dsa-oracle "$stage"/gpu-bundle/dsa_gpu_tests "$stage"/gpu-bundle/logits_speed \
-  "$stage"/gpu-bundle/select_speed "$stage"/gpu-bundle/candidate_path_speed "$stage"/gpu-bundle/gather_floor; do
+  "$stage"/gpu-bundle/select_speed "$stage"/gpu-bundle/candidate_path_speed "$stage"/gpu-bundle/gather_floor \
+  "$stage"/gpu-bundle/row_phases; do
   ldd "$bin" | awk '/=> \// {print $3}' |
     grep -v -E '/(libc|libm|libpthread|libdl|librt|libcuda|ld-linux[^/]*)\.so' |
     xargs -r -I{} cp -L -n {} "$stage/gpu-bundle/lib/"

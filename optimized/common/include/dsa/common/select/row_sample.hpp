@@ -11,6 +11,7 @@
 #include "dsa/common/radix_plan.hpp"
 #include "dsa/common/select/block_scan.hpp"
 #include "dsa/common/select/coarse_histogram.hpp"
+#include "dsa/common/select/row_phase.hpp"
 #include "dsa/common/select/sources.hpp"
 
 namespace dsa::common::select {
@@ -78,9 +79,11 @@ struct RowSample {
     for (int i = 0; i < kSampleItems; ++i) positions[i] = sample_position(t * kSampleItems + i, count);
     uint32_t sample[kSampleItems];
     keys_at(src, r, positions, sample);
+    DSA_ROW_PHASE_DRAWN(r, kSampleDrawn, sample);
     const int64_t aim = target(k);
     const uint32_t key = sample_key(a, sh, sample, sample_rank(k, count), sample_count_of(k + (aim - k) / 2, count),
                                     sample_count_of(aim + (kPairCap - aim) / 2, count));
+    DSA_ROW_PHASE(r, kSampleKeyed);
     // T = 0 (fewer sample entries than the rank): every entry is listed, none is at T.
     const uint32_t at_key = key == kNoEntryKey ? 1u : key;  // 1: no key's value
 
@@ -140,6 +143,7 @@ struct RowSample {
     uint32_t at_total = 0;
     block_exclusive_scan<Arch, kThreads>(a, sh.warp_totals, at_count, at_total);  // syncs: list_size is final
     const int listed = sh.list_size;
+    DSA_ROW_PHASE(r, kRowScanned);
     if (by_value && listed <= kPairCap) {  // the list holds values' bits: their keys, once per entry
       for (int i = t; i < listed; i += kThreads) pair_keys[i] = order_key(bits_float(pair_keys[i]));
       a.sync();
@@ -166,6 +170,7 @@ struct RowSample {
     if (t == 0) sh.outcome = Outcome::sampled_above;
     a.sync();
     int32_t remaining = k;
+    DSA_ROW_PHASE(r, kListKeyed);
     Row::mark_cut(a, sh, for_list, Row::radix_cut(a, sh, for_list, remaining));
     return remaining;
   }

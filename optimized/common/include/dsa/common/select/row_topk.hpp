@@ -216,9 +216,12 @@ struct RowTopK {
     const int words = (count + 31) / 32;
 
     using Sample = RowSample<RowTopK>;
+    DSA_ROW_PHASE(r, kRowStarted);
     clear(a, sh, words);
+    DSA_ROW_PHASE(r, kRowCleared);
     int32_t ties = -1;
     if (Sample::samples(staged, k)) ties = Sample::select(a, sh, src, k, r, count, words);
+    DSA_ROW_PHASE(r, kCutFound);
     if (ties < 0) ties = select_by_histogram(a, sh, src, k, r, count, words, staged);
     if (t == 0 && !Sample::samples(staged, k)) sh.outcome = staged ? Outcome::staged : Outcome::histogram;
     emit(a, sh, src, k, r, words, ties, out + r * int64_t(k));
@@ -411,6 +414,7 @@ struct RowTopK {
     a.sync();
     const int32_t tie_rank = int32_t(block_exclusive_scan<Arch, kThreads>(a, sh.warp_totals, ties_here, tied_total));
     const int32_t need = ties < int32_t(tied_total) ? ties : int32_t(tied_total);
+    DSA_ROW_PHASE(r, kRanksScanned);
     const int own = w0 < words ? (words - w0 < per ? words - w0 : per) : 0;
     emit_bitmap_ranks(sh.above_bits, sh.tied_bits, w0, own, above_rank, tie_rank, need, [&](int32_t rank, int64_t p) {
       if (rank < k) row_out[rank] = src.payload(r, p);
@@ -418,6 +422,7 @@ struct RowTopK {
     const int64_t chosen = int64_t(above_total) + (need > 0 ? need : 0);
     for (int64_t i = chosen + t; i < k; i += kThreads) row_out[i] = -1;
     a.sync();  // the next row rewrites the histogram, the bitmaps and the stage
+    DSA_ROW_PHASE(r, kRowEmitted);
   }
 };
 
