@@ -14,16 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "dsa/common/select/row_phase.hpp"
-
-namespace {
-constexpr int kPhases = dsa::common::select::kRowPhases;
-constexpr int kMaxRows = 256;
-}  // namespace
-
-// Per row: the phases' clocks, then the globaltimer at the first and the last stamp.
-__device__ unsigned long long row_phase_clocks[kMaxRows][kPhases + 2];
-
+// The stamps, defined before row_phase.hpp (which otherwise defines them as nothing); they name kPhases,
+// kMaxRows and row_phase_clocks, declared after it.
 #ifdef __CUDA_ARCH__
 #define DSA_ROW_PHASE(row, phase)                                                      \
   do {                                                                                 \
@@ -49,13 +41,25 @@ __device__ unsigned long long row_phase_clocks[kMaxRows][kPhases + 2];
 #define DSA_ROW_PHASE_DRAWN(row, phase, values) ((void)0)
 #endif
 
+#include "dsa/common/select/row_phase.hpp"
+
+namespace {
+constexpr int kPhases = dsa::common::select::kRowPhases;
+constexpr int kMaxRows = 256;
+}  // namespace
+
+// Per row: the phases' clocks, then the globaltimer at the first and the last stamp.
+__device__ unsigned long long row_phase_clocks[kMaxRows][kPhases + 2];
+
 #include "dsa/optimized/cuda/select.hpp"
 #include "gpu_timing.cuh"
+#include "select_inputs.cuh"
 #include "select_launch.cuh"
 
 namespace {
 using dsa::common::RowSpan;
 using dsa::common::select::DenseRows;
+using namespace dsa::bench_gpu::select_inputs;
 using Row = dsa::cuda::select_kernels::RowOf<1024>;
 
 // Its own kernel (not the library's row_topk instantiation, built without the stamps).
@@ -64,26 +68,6 @@ __global__ void __launch_bounds__(1024, 1) row_topk_stamped(DenseRows src, int32
   Row::run(dsa::common::arch::Cuda{}, *reinterpret_cast<Row::Shared*>(smem), src, k, out);
 }
 __global__ void empty_kernel() {}
-
-__device__ uint32_t hash(uint64_t x) {
-  x ^= x >> 31;
-  x *= 0x7fb5d329728ea185ull;
-  x ^= x >> 27;
-  x *= 0x81dadef4bc2dd44dull;
-  x ^= x >> 33;
-  return uint32_t(x);
-}
-// N(0, 1) (Box-Muller), or with 7 of 8 blocks of 8 columns -inf (a candidate-masked row).
-__global__ void fill(float* p, int64_t n, bool minus_inf, uint64_t seed) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    const uint64_t s = seed * 0x9e3779b97f4a7c15ull + uint64_t(i);
-    const float u1 = (float(hash(s) >> 8) + 1.0f) * (1.0f / 16777216.0f);
-    const float u2 = float(hash(s ^ 0x5555) >> 8) * (1.0f / 16777216.0f);
-    float v = sqrtf(-2.0f * logf(u1)) * cosf(6.2831853f * u2);
-    if (minus_inf && hash(seed * 31 + uint64_t(i / 8)) % 8 != 0) v = -INFINITY;
-    p[i] = v;
-  }
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -131,21 +115,14 @@ int main(int argc, char** argv) {
   for (const int64_t rows : {int64_t(1), int64_t(64)}) {
     for (const int64_t cols : {int64_t(32768), int64_t(131072)}) {
       const size_t bytes = size_t(rows * cols) * 4;
-      const int sets = std::max<int>(3, int((3 * size_t(prop.l2CacheSize) + bytes - 1) / bytes));
+      const int sets = input_sets(bytes, prop);
       std::vector<float*> inputs(static_cast<size_t>(sets), nullptr);
       for (auto& p : inputs) CHECK(cudaMalloc(&p, bytes));
       int32_t *out = nullptr, *d_lens = nullptr;
       CHECK(cudaMalloc(&out, size_t(rows) * 2048 * 4));
-      const std::vector<int32_t> lens(static_cast<size_t>(rows), static_cast<int32_t>(cols));
-      CHECK(cudaMalloc(&d_lens, lens.size() * 4));
-      CHECK(cudaMemcpy(d_lens, lens.data(), lens.size() * 4, cudaMemcpyHostToDevice));
-      RowSpan span;
-      span.kind = RowSpan::Kind::per_row_2d;
-      span.rows = rows;
-      span.width = cols;
-      span.seq_lens = d_lens;
-      for (const bool minus_inf : {false, true}) {
-        for (int i = 0; i < sets; ++i) fill<<<1024, 256, 0, stream>>>(inputs[size_t(i)], rows * cols, minus_inf, 7 + i);
+      const RowSpan span = full_rows(rows, cols, d_lens);
+      for (const Kind kind : {Kind::normal, Kind::minus_inf}) {
+        for (int i = 0; i < sets; ++i) fill<<<1024, 256, 0, stream>>>(inputs[size_t(i)], rows, cols, int(kind), 7 + i);
         for (const int32_t k : {512, 2048}) {
           auto launch = [&](int i, cudaStream_t s) {
             row_topk_stamped<<<int(rows), 1024, kSmem, s>>>(DenseRows{inputs[size_t(i)], cols, span}, k, out);
@@ -166,7 +143,7 @@ int main(int argc, char** argv) {
               phase[p - 1].push_back(c[p] && c[p - 1] && c[p] >= c[p - 1] ? double(c[p] - c[p - 1]) / per_ns / 1000.0 : -1.0);
           }
           const std::string shape = std::to_string(rows) + "x" + std::to_string(cols / 1024) + "k";
-          const char* data = minus_inf ? "7/8 -inf" : "normal";
+          const char* data = name_of(kind);
           std::printf("%-10s %5d %-8s %8.1f %8.1f %8.1f", shape.c_str(), k, data, event, empty, median(block));
           for (auto& v : phase) std::printf(" %9.2f", median(v));
           std::printf("\n");
