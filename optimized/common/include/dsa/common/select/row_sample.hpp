@@ -62,8 +62,9 @@ struct RowSample {
   DSA_HD static bool samples(bool staged, int32_t k) { return !staged && 2 * int64_t(k) <= kPairCap; }
 
   // One read of the row against a key from a sample of it. The sample's m-th
-  // largest key (sample_rank), or a bound of its coarse bin near it (sample_key), is T,
-  // expected to have about (k + kPairCap) / 2 of the row's entries above it; the scan lists every entry above T (key and
+  // largest key (sample_rank), or a bound of its coarse bin near it (sample_key),
+  // is T, expected to have about (k + kPairCap) / 2 of the row's entries above
+  // it; the scan lists every entry above T (key and
   // position pairs) and marks the entries at T in tied_bits. Then either the
   // list holds k or more (the radix passes run over the list only), or the
   // cut is T itself (the list, and the first entries at T). A sample that

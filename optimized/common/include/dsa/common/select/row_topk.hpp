@@ -3,16 +3,17 @@
 // reduction across blocks: a persistent grid of blocks walks the rows.
 //
 // A row past the stage, with k at most half the list's room, is read once
-// (RowSample::select, row_sample.hpp): a sample of kCapacity entries (runs of
-// four consecutive entries, evenly spread) gives a key T (its m-th largest, m
-// chosen so that about (k + room) / 2 of the row's entries are expected above
-// T: about 7 standard deviations from both k and the room at k 2048 and 128k
-// columns, about 6 in a candidate-masked row; or a bound of that key's coarse
-// bin, found by one pass, where the bound keeps at least half those margins). One scan then lists the entries above
-// T (key and position) and marks those at T; the cut is found among the
-// listed entries, or is T itself. Where the sample misled (the list
-// overflows, or fewer than k entries are at or above T) the row takes the
-// histogram's way below, read again: slower, never wrong. For a row of values
+// (RowSample::select, row_sample.hpp): a sample of up to 4096 entries (runs
+// of four consecutive entries, evenly spread) gives a key T (its m-th largest,
+// m chosen so that about (k + room) / 2 of the row's entries are expected
+// above T: about 7 standard deviations from both k and the room at k 2048 and
+// 128k columns, about 6 in a candidate-masked row; or a bound of that key's
+// coarse bin, found by one pass, where the bound keeps at least half those
+// margins). One scan then lists the entries above T (key and position) and
+// marks those at T; the cut is found among the listed entries, or is T itself.
+// Where the sample misled (the list overflows, or fewer than k entries are at
+// or above T) the row takes the histogram's way below, read again: slower,
+// never wrong. For a row of values
 // the scan compares floats with T's value (an IEEE comparison is the SPEC
 // order for every number; a NaN is above, via !(x <= t)), which costs a
 // fraction of a key per value.
