@@ -62,7 +62,8 @@ bool select_row_kernel(int64_t rows, int64_t widest_entries, int32_t reads_per_e
 
 // A row's block in the row kernel waits on its own instructions (ncu, SELECT_RESULTS.md run 46), so twice the
 // warps on a row's SM take it faster: 1024 threads were 11-19 % faster at 1 to 64 rows of 128k and 2-5 % at 128
-// and 132, and two blocks of 512 an SM 11-12 % faster at 256 rows (run 48, an H100). Only rows of values take
+// and 132, and two blocks of 512 an SM 11-12 % faster at 256 rows (run 48, an H100); since the sample of 4096
+// (run 50) the two are within 1 % at 256 rows, so past the SMs' count the dispatch keeps 512. Only rows of values take
 // 1024 (launch_planned): no other source reaches the row kernel with rows this long, and each instantiation
 // adds to the build.
 int32_t select_row_threads(int64_t rows) { return rows <= sm_count() ? 1024 : 512; }
