@@ -41,6 +41,14 @@
 #define DSA_UNROLL_NONE
 #endif
 
+// A function called from several places of a kernel kept as one copy of code: a kernel that runs each of its
+// steps once a launch (a few long rows) fetches every inlined copy cold.
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define DSA_NOINLINE __noinline__
+#else
+#define DSA_NOINLINE
+#endif
+
 namespace dsa::common {
 
 DSA_HD inline uint32_t float_bits(float v) {

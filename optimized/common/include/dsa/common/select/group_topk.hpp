@@ -132,7 +132,7 @@ struct GroupTopK {
     int32_t above = 0, count = 0;
     int64_t total = 0;
   };
-  DSA_HD static Found group_threshold(const Arch& a, Shared& sh, int bins, int32_t remaining) {
+  DSA_HD DSA_NOINLINE static Found group_threshold(const Arch& a, Shared& sh, int bins, int32_t remaining) {
     const int G = a.group_size(), g = a.group_rank(), t = a.thread();
     int32_t* sums = sh.block.hist[0];
     int32_t* local = sh.block.hist[1];

@@ -142,7 +142,7 @@ struct RowTopK {
     int32_t above = 0, count = 0;
     int64_t total = 0;
   };
-  DSA_HD static Found threshold(const Arch& a, Shared& sh, int slot, int bins, int32_t need) {
+  DSA_HD DSA_NOINLINE static Found threshold(const Arch& a, Shared& sh, int slot, int bins, int32_t need) {
     const int t = a.thread();
     const int per = (bins + kThreads - 1) / kThreads;
     const int hi = bins - t * per;
