@@ -126,7 +126,9 @@ struct GroupTopK {
 
   // A pass's threshold bin over the group: `local` holds this block's counts
   // (then a barrier). Every block gets the same bin, the entries above it
-  // (th.above), its count (th.count) and the sum of all bins (total).
+  // (th.above), its count (th.count) and the sum of all bins (total). One
+  // copy of code for every pass (DSA_NOINLINE: 12 KB of SASS a copy, each
+  // inlined copy fetched cold once a launch).
   struct Found {
     int bin = -1;
     int32_t above = 0, count = 0;
