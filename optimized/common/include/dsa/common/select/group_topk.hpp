@@ -126,15 +126,13 @@ struct GroupTopK {
 
   // A pass's threshold bin over the group: `local` holds this block's counts
   // (then a barrier). Every block gets the same bin, the entries above it
-  // (th.above), its count (th.count) and the sum of all bins (total). One
-  // copy of code for every pass (DSA_NOINLINE: 12 KB of SASS a copy, each
-  // inlined copy fetched cold once a launch).
+  // (th.above), its count (th.count) and the sum of all bins (total).
   struct Found {
     int bin = -1;
     int32_t above = 0, count = 0;
     int64_t total = 0;
   };
-  DSA_HD DSA_NOINLINE static Found group_threshold(const Arch& a, Shared& sh, int bins, int32_t remaining) {
+  DSA_HD static Found group_threshold(const Arch& a, Shared& sh, int bins, int32_t remaining) {
     const int G = a.group_size(), g = a.group_rank(), t = a.thread();
     int32_t* sums = sh.block.hist[0];
     int32_t* local = sh.block.hist[1];
