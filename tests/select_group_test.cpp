@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 #include <vector>
 
 #include "dsa/oracle/poison.hpp"
@@ -279,9 +280,40 @@ TEST(SelectRow, EverySampleOutcomeMatchesTheReference) {
   }
 }
 
+// Rows whose every value is a coarse bin's bound (its largest key), so that the sample's key, a bin's bound, is
+// also the value of many entries the sample did not draw: the scan lists them with those above it, and the
+// row is still the reference's whether the list holds them (the cut among it) or overflows (read again).
+TEST(SelectRow, EntriesAtABinBoundAreListedWithThoseAbove) {
+  using Row = EmulatedRow<GroupWarp32>;
+  using Outcome = Row::Outcome;
+  const int64_t width = 4096, rows = 6;
+  const int32_t k = 64;
+  std::vector<float> values(size_t(rows * width));
+  Rng rng(78);
+  for (int64_t r = 0; r < rows; ++r) {
+    const int bins = r < 3 ? 400 : 24;  // about 10 entries a value, or about 170
+    const int first = int(common::coarse_digit(common::order_key(1.0f)));
+    for (int64_t c = 0; c < width; ++c) {
+      const int bin = first + int(rng.uniform_int(0, bins - 1));
+      values[size_t(r * width + c)] = Row::Block::value_of(common::coarse_digit_floor(bin));
+    }
+  }
+  std::vector<int32_t> out;
+  const std::vector<int32_t> ways = row_outcomes<GroupWarp32>(values, rows, width, k, out);
+  std::set<int32_t> seen(ways.begin(), ways.end());
+  EXPECT_TRUE(seen.count(int32_t(Outcome::sampled_above))) << "no row took the cut among the list";
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<int32_t> want(static_cast<size_t>(k));
+    topk_row(values.data() + r * width, width, k, want.data());
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(std::vector<int32_t>(out.begin() + r * k, out.begin() + (r + 1) * k), want) << "row " << r;
+  }
+}
+
 // The sample's key on a block's sample (sample_key): a bin of one key gives that key; otherwise a bound of the
 // m-th largest's coarse bin where the sample entries above it stay within [lo, hi], else the exact m-th largest;
-// no key where fewer than m entries were drawn.
+// no key where fewer than m entries were drawn. Only a bound is marked as not drawn (the scan may list the
+// entries at it with those above).
 TEST(SelectRow, SampleKeyIsABinBoundWithinItsWindowOrTheExactKey) {
   using Row = EmulatedRow<GroupWarp32>;
   using Sample = common::select::RowSample<Row>;
@@ -294,16 +326,26 @@ TEST(SelectRow, SampleKeyIsABinBoundWithinItsWindowOrTheExactKey) {
   static_assert(common::select::RowSample<Row512>::kSampleItems == 8);
   static_assert(common::select::RowSample<Row1024>::kSampleItems == 4);
   static_assert(common::select::RowSample<Row1024>::kSampleSize == 4096);
-  auto key_of = [&](const std::vector<uint32_t>& sample) {
-    uint32_t got = 0;
+  auto sampled_key = [&](const std::vector<uint32_t>& sample) {
+    Sample::SampleKey got{0u, false};
     common::arch::host_launch<GroupWarp32::kLanes, Row::Shared>(1, Row::kThreads, [&](const Arch& a, Row::Shared& sh) {
       Row::clear(a, sh, 0);
       uint32_t mine[Sample::kSampleItems];
       for (int i = 0; i < Sample::kSampleItems; ++i) mine[i] = sample[size_t(a.thread() * Sample::kSampleItems + i)];
-      const uint32_t key = Sample::sample_key(a, sh, mine, m, lo, hi);
+      const Sample::SampleKey key = Sample::sample_key(a, sh, mine, m, lo, hi);
       if (a.thread() == 0) got = key;
     });
     return got;
+  };
+  // The key, checked to be marked drawn exactly where it is not a coarse bin's bound.
+  auto key_of = [&](const std::vector<uint32_t>& sample) {
+    const Sample::SampleKey got = sampled_key(sample);
+    const bool bound = got.key != common::kNoEntryKey &&
+                       got.key == common::coarse_digit_floor(int(common::coarse_digit(got.key)));
+    const bool in_sample = std::find(sample.begin(), sample.end(), got.key) != sample.end();
+    EXPECT_TRUE(got.drawn || bound) << got.key;
+    EXPECT_TRUE(!got.drawn || in_sample || got.key == common::kNoEntryKey) << got.key;
+    return got.key;
   };
   auto above = [](const std::vector<uint32_t>& sample, uint32_t key) {
     return int(std::count_if(sample.begin(), sample.end(), [&](uint32_t x) { return x > key; }));

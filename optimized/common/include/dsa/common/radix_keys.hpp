@@ -74,6 +74,7 @@ inline constexpr uint32_t kNoEntryKey = 0;
 inline constexpr uint32_t kMinusInfKey = 0x007fffffu;
 inline constexpr uint32_t kPlusInfKey = 0xff800000u;
 inline constexpr uint32_t kNaNKey = 0xffffffffu;  // order_key of every NaN, above +inf
+inline constexpr uint32_t kMinusInfBits = 0xff800000u;  // -inf's float bits
 
 // The coarse digit of a key, 11 bits: its sign, then its exponent and 5
 // mantissa bits as fp16 has them (exponents past fp16's range clamped), so

@@ -82,14 +82,15 @@ struct RowSample {
     keys_at(src, r, positions, sample);
     DSA_ROW_PHASE_DRAWN(r, kSampleDrawn, sample);
     const int64_t aim = target(k);
-    const uint32_t key = sample_key(a, sh, sample, sample_rank(k, count), sample_count_of(k + (aim - k) / 2, count),
-                                    sample_count_of(aim + (kPairCap - aim) / 2, count));
+    const SampleKey sampled = sample_key(a, sh, sample, sample_rank(k, count),
+                                         sample_count_of(k + (aim - k) / 2, count),
+                                         sample_count_of(aim + (kPairCap - aim) / 2, count));
+    const uint32_t key = sampled.key;
     DSA_ROW_PHASE(r, kSampleKeyed);
     // T = 0 (fewer sample entries than the rank): every entry is listed, none is at T.
     const uint32_t at_key = key == kNoEntryKey ? 1u : key;  // 1: no key's value
 
-    uint32_t* pair_keys = sh.stage;
-    uint32_t* pair_positions = sh.stage + kPairCap;
+    typename Row::Pair* listed_pairs = Row::pairs(sh);
     uint32_t at_count = 0;
     // A run's entries above T (listed, their keys by `key_of`) and at it (marked).
     auto record = [&](int p0, const Quad& q, uint32_t above_mask, uint32_t at_mask, auto&& key_of) {
@@ -101,26 +102,37 @@ struct RowSample {
       if (above_mask) {
         // One atomic a thread (few threads of a warp have entries above T); the
         // list's order is the atomics', which the set and its order do not depend on.
-        int slot = a.atomic_add_shared(&sh.list_size, popc(above_mask));
-        DSA_UNROLL
-        for (int v = 0; v < 4; ++v) {
-          if (((above_mask >> v) & 1u) && slot < kPairCap) {
-            pair_keys[slot] = key_of(q.key[v]);
-            pair_positions[slot] = uint32_t(p0 + v);
+        const int n = popc(above_mask);
+        int slot = a.atomic_add_shared(&sh.list_size, n);
+        if (slot + n <= kPairCap) {  // else the list overflows: the row is read again, nothing of it is used
+          DSA_UNROLL
+          for (int v = 0; v < 4; ++v) {
+            const bool above = (above_mask >> v) & 1u;
+            if (above) listed_pairs[slot] = typename Row::Pair{key_of(q.key[v]), uint32_t(p0 + v)};
+            slot += int(above);
           }
-          slot += int((above_mask >> v) & 1u);
         }
       }
     };
-    const bool by_value = Source::kValues && key != kNoEntryKey && key != 0xffffffffu;
+    const bool by_value = Source::kValues && key > kMinusInfKey && key != kNaNKey;
     if (by_value) {
-      // T is a number's key: the scan compares values, not keys (the key of every
-      // value costs more than the comparisons). A NaN is above T (!(x <= t)), both
-      // zeros equal it where T is zero; positions past the row are masked per run.
+      // T is a number's key above -inf: the scan compares values, not keys (the
+      // key of every value costs more than the comparisons). A NaN is above T
+      // (!(x <= t)), both zeros equal it where T is zero; positions past the row
+      // read -inf, neither above T nor at it, so no run is masked.
       const float threshold = Block::value_of(key);
+      if (!sampled.drawn) {
+        // T is a bound of a coarse bin, no key the sample drew: the entries at it are few (or they
+        // overflow the list and the row is read again), so they are listed with those above it, one
+        // comparison a value and no mark (run 57).
+        Row::template stream_row<true>(a, src, r, count, [&](int p0, const Quad& q) {
+          uint32_t listed_mask = 0;
+          DSA_UNROLL
+          for (int v = 0; v < 4; ++v) listed_mask |= uint32_t(!(bits_float(q.key[v]) < threshold)) << v;
+          record(p0, q, listed_mask, 0u, [](uint32_t bits) { return bits; });  // keys after the scan
+        });
+      } else {
       Row::template stream_row<true>(a, src, r, count, [&](int p0, const Quad& q) {
-        const int left = count - p0;
-        const uint32_t in = left >= 4 ? 0xfu : left > 0 ? (1u << left) - 1u : 0u;
         uint32_t above_mask = 0, at_mask = 0;
         DSA_UNROLL
         for (int v = 0; v < 4; ++v) {
@@ -128,8 +140,9 @@ struct RowSample {
           above_mask |= uint32_t(!(x <= threshold)) << v;
           at_mask |= uint32_t(x == threshold) << v;
         }
-        record(p0, q, above_mask & in, at_mask & in, [](uint32_t bits) { return bits; });  // keys after the scan
+        record(p0, q, above_mask, at_mask, [](uint32_t bits) { return bits; });  // keys after the scan
       });
+      }
     } else {
       Row::stream_row(a, src, r, count, [&](int p0, const Quad& q) {
         uint32_t above_mask = 0, at_mask = 0;
@@ -146,7 +159,7 @@ struct RowSample {
     const int listed = sh.list_size;
     DSA_ROW_PHASE(r, kRowScanned);
     if (by_value && listed <= kPairCap) {  // the list holds values' bits: their keys, once per entry
-      for (int i = t; i < listed; i += kThreads) pair_keys[i] = order_key(bits_float(pair_keys[i]));
+      for (int i = t; i < listed; i += kThreads) listed_pairs[i].key = order_key(bits_float(listed_pairs[i].key));
       a.sync();
     }
     if (listed > kPairCap || int64_t(listed) + at_total < int64_t(k)) {
@@ -182,23 +195,27 @@ struct RowSample {
   // within [lo, hi] (any T gives the exact set; T only decides how much the scan lists); else, for a bin of one
   // key, that key; else the m-th largest itself, by radix passes over the bin's entries (threshold slots 5 to 7).
   // 0 (kNoEntryKey) where fewer than m entries were drawn.
+  struct SampleKey {
+    uint32_t key;
+    bool drawn;  // a key of the sample's entries (else a bin's bound, which the scan may list with those above)
+  };
   template <class Arch>
-  DSA_HD static uint32_t sample_key(const Arch& a, Shared& sh, const uint32_t (&sample)[kSampleItems], int m, int lo,
-                                    int hi) {
+  DSA_HD static SampleKey sample_key(const Arch& a, Shared& sh, const uint32_t (&sample)[kSampleItems], int m, int lo,
+                                     int hi) {
     CoarseHistogram<Arch> counted;  // the histogram is clear: RowTopK::clear
     DSA_UNROLL
     for (int i = 0; i < kSampleItems; ++i) counted.count(a, sh.hist, sample[i]);
     counted.flush(a, sh.hist);
     a.sync();
     const Found f = Row::threshold(a, sh, 4, kBins, m);
-    if (f.bin < 0) return kNoEntryKey;
+    if (f.bin < 0) return {kNoEntryKey, true};
     // The bin holds the keys in (bin_floor, bin_top]; an entry at bin_floor is in the bin below. T = bin_top
     // leaves the bin's entries unlisted (f.above above it); T = bin_floor lists them.
     const uint32_t bin_floor = coarse_digit_floor(f.bin - 1), bin_top = coarse_digit_floor(f.bin);
     const int above_top = f.above, above_floor = f.above + f.count;
     const bool top_ok = above_top >= lo && above_top <= hi, floor_ok = above_floor >= lo && above_floor <= hi;
-    if (top_ok && (!floor_ok || m - above_top <= above_floor - m)) return bin_top;
-    if (floor_ok) return bin_floor;
+    if (top_ok && (!floor_ok || m - above_top <= above_floor - m)) return {bin_top, false};
+    if (floor_ok) return {bin_floor, false};
     auto in_bin = [&](uint32_t key) { return key != kNoEntryKey && key > bin_floor && key <= bin_top; };
     uint32_t key_min = 0xffffffffu, key_max = 0u;
     DSA_UNROLL
@@ -213,7 +230,7 @@ struct RowSample {
       key_max = sh.warp_max[w] > key_max ? sh.warp_max[w] : key_max;
     }
     a.sync();  // the next row reuses warp_min
-    if (key_min == key_max) return key_min;
+    if (key_min == key_max) return {key_min, true};
     constexpr RadixPlan radix = plan_11_11_10();
     RadixCut cut;
     int32_t need = m - f.above;
@@ -226,11 +243,11 @@ struct RowSample {
         Block::add(a, sh.hist, in_bin(sample[i]) && cut.matches(sample[i]), pass.digit(sample[i]));
       a.sync();
       const Found g = Row::threshold(a, sh, 5 + pass_index, pass.bins(), need);
-      if (g.bin < 0) return kNoEntryKey;  // only a defect's state gets here
+      if (g.bin < 0) return {kNoEntryKey, true};  // only a defect's state gets here
       need -= g.above;
       cut = cut.refined(pass, uint32_t(g.bin));
     }
-    return cut.prefix;
+    return {cut.prefix, true};
   }
 };
 

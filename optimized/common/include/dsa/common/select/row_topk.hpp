@@ -81,9 +81,12 @@ struct RowTopK {
   static constexpr int kBins = 2048;
   static constexpr int kWords = kMaxEntries / 32;
   // A staged row lists positions (its keys are in the stage); a row past the
-  // stage lists key and position pairs in the stage's room.
+  // stage lists key and position pairs in the stage's room (one 8-byte store a pair).
   static constexpr int kListCap = kStageEntries / 16;
   static constexpr int kPairCap = kStageEntries / 2;
+  struct alignas(8) Pair {
+    uint32_t key, position;
+  };
   static_assert(kItems % 4 == 0 && kStageEntries % 4 == 0, "runs of four positions");
   static_assert(kMaxEntries % 32 == 0 && kMaxEntries >= kStageEntries, "the bitmaps cover every row taken");
 
@@ -114,6 +117,8 @@ struct RowTopK {
   struct alignas(16) Quad {
     uint32_t key[4];
   };
+  DSA_HD static Pair* pairs(Shared& sh) { return reinterpret_cast<Pair*>(sh.stage); }
+  DSA_HD static const Pair* pairs(const Shared& sh) { return reinterpret_cast<const Pair*>(sh.stage); }
 
   static_assert(kBins == kCoarseBins, "the histogram of the coarse digit");
   DSA_HD static uint32_t coarse_digit(uint32_t key) { return common::coarse_digit(key); }
@@ -173,13 +178,14 @@ struct RowTopK {
   // of times (visit may use ballots); the next tile's loads are in flight
   // while one is visited (its values in registers: a key is taken when it is
   // used, as the key of a value would wait for the load). With kBits, visit
-  // gets load_bits' bits, anything at positions past the row.
+  // gets a source of values' bits, -inf's at positions past the row.
   template <bool kBits = false, class Source, class Visit>
   DSA_HD static void stream_row(const Arch& a, const Source& src, int64_t r, int count, Visit&& visit) {
     const int t = a.thread();
     const int tiles = (count + kCapacity - 1) / kCapacity;
+    const auto reader = tile_reader(src, r);
     uint32_t keys[kItems], next[kItems];
-    if (tiles > 0) load_bits<kThreads, kItems>(src, a, r, 0, count < kCapacity ? count : kCapacity, next);
+    if (tiles > 0) reader.template load_bits<kThreads, kItems>(a, 0, count < kCapacity ? count : kCapacity, next);
     for (int tile = 0; tile < tiles; ++tile) {
       const int base = tile * kCapacity;
       DSA_UNROLL
@@ -187,7 +193,7 @@ struct RowTopK {
         keys[i] = kBits ? next[i] : key_of_bits<Source>(next[i], base + int(item_position<kThreads>(t, i)) < count);
       if (tile + 1 < tiles) {
         const int rest = count - base - kCapacity;
-        load_bits<kThreads, kItems>(src, a, r, base + kCapacity, rest < kCapacity ? rest : kCapacity, next);
+        reader.template load_bits<kThreads, kItems>(a, base + kCapacity, rest < kCapacity ? rest : kCapacity, next);
       }
       DSA_UNROLL
       for (int j = 0; j < kItems / 4; ++j) {
@@ -276,8 +282,7 @@ struct RowTopK {
     const uint32_t up_floor = coarse_digit_floor(above_digit);
     const uint32_t bin_floor = refine ? coarse_digit_floor(f0.bin - 1) : 0xffffffffu;
     const uint32_t bin_top = refine ? coarse_digit_floor(f0.bin) : 0u;
-    uint32_t* pair_keys = sh.stage;
-    uint32_t* pair_positions = sh.stage + kPairCap;
+    Pair* listed_pairs = pairs(sh);
     uint32_t bin_min = 0xffffffffu, bin_max = 0u;
     auto split = [&](int p0, const Quad& q) {
       uint32_t above_mask = 0, at_mask = 0;
@@ -307,8 +312,7 @@ struct RowTopK {
             if (staged) {
               sh.list[slot] = uint32_t(p0 + v);
             } else {
-              pair_keys[slot] = q.key[v];
-              pair_positions[slot] = uint32_t(p0 + v);
+              listed_pairs[slot] = Pair{q.key[v], uint32_t(p0 + v)};
             }
           }
         }
@@ -355,12 +359,15 @@ struct RowTopK {
   template <class Visit>
   DSA_HD static void visit_list(const Arch& a, const Shared& sh, bool staged, int n, Visit&& visit) {
     const int t = a.thread();
-    const uint32_t* pair_keys = sh.stage;
-    const uint32_t* pair_positions = sh.stage + kPairCap;
     for (int i = t; i - t < n; i += kThreads) {
       const bool ok = i < n;
-      const int p = ok ? int(staged ? sh.list[i] : pair_positions[i]) : 0;
-      visit(ok, p, ok ? (staged ? sh.stage[p] : pair_keys[i]) : kNoEntryKey);
+      if (staged) {
+        const int p = ok ? int(sh.list[i]) : 0;
+        visit(ok, p, ok ? sh.stage[p] : kNoEntryKey);
+      } else {
+        const Pair pair = ok ? pairs(sh)[i] : Pair{kNoEntryKey, 0u};
+        visit(ok, int(pair.position), pair.key);
+      }
     }
   }
 

@@ -13,10 +13,11 @@
 //
 // load() fills the keys of positions [first, first + count) in BlockTopK's
 // layout (kNoEntryKey elsewhere); key() is one entry's key. A source of values
-// (kValues: DenseRows) also has load() in two halves, load_bits() and
-// key_of_bits(), and keys_at(), the keys of a few entries (a sample's) with
-// all loads issued before the first key; the free functions below are those
-// three for every source (a source keyed at load: its keys are the bits).
+// (kValues: DenseRows) also has load() in two halves, a row's reader()
+// loading bits and key_of_bits(), and keys_at(), the keys of a few entries (a
+// sample's) with all loads issued before the first key; the free functions
+// below are those three for every source (a source keyed at load: its keys
+// are the bits).
 #pragma once
 
 #include <cstdint>
@@ -52,16 +53,31 @@ struct DenseRows {
     load_as<true, kThreads, kItems>(a, r, first, count, keys);
   }
   // load() in two halves, so that a caller can keep the loads in flight
-  // while it works (the key of a value needs the value): the values' bits
-  // (anything past count), then each one's key.
-  template <int kThreads, int kItems, class Arch>
-  DSA_HD void load_bits(const Arch& a, int64_t r, int64_t first, int64_t count, uint32_t (&bits)[kItems]) const {
-    load_as<false, kThreads, kItems>(a, r, first, count, bits);
+  // while it works (the key of a value needs the value): a row's Reader
+  // loads the values' bits (-inf past count), then key_of_bits() keys each.
+  // The Reader is made once a row (RowTopK's stream of tiles): the row's
+  // address, its alignment and its span's start are not found again a tile.
+  struct Reader {
+    const float* row;
+    bool aligned;  // the row's start, so every tile's (tiles start at multiples of four)
+    template <int kThreads, int kItems, class Arch>
+    DSA_HD void load_bits(const Arch& a, int64_t first, int64_t count, uint32_t (&bits)[kItems]) const {
+      read_tile<false, kThreads, kItems>(a, row + first, aligned, count, bits);
+    }
+  };
+  DSA_HD Reader reader(int64_t r) const {
+    const float* row = logits + r * row_stride + span.begin(r);
+    return Reader{row, (reinterpret_cast<uintptr_t>(row) & 15u) == 0};
   }
   template <bool kKeys, int kThreads, int kItems, class Arch>
   DSA_HD void load_as(const Arch& a, int64_t r, int64_t first, int64_t count, uint32_t (&out)[kItems]) const {
     const float* base = logits + r * row_stride + span.begin(r) + first;
-    const bool aligned = (reinterpret_cast<uintptr_t>(base) & 15u) == 0;
+    read_tile<kKeys, kThreads, kItems>(a, base, (reinterpret_cast<uintptr_t>(base) & 15u) == 0, count, out);
+  }
+  // Keys (kNoEntryKey past count) or bits (-inf's past count: a comparison
+  // with a threshold above -inf needs no mask for them) of [base, base + count).
+  template <bool kKeys, int kThreads, int kItems, class Arch>
+  DSA_HD static void read_tile(const Arch& a, const float* base, bool aligned, int64_t count, uint32_t (&out)[kItems]) {
     if (aligned && count >= int64_t(kThreads) * kItems) {  // a whole tile: no bounds per entry
       DSA_UNROLL
       for (int run = 0; run < kItems / 4; ++run) {
@@ -72,10 +88,11 @@ struct DenseRows {
       }
       return;
     }
+    const float pad = bits_float(kKeys ? 0u : kMinusInfBits);
     DSA_UNROLL
     for (int run = 0; run < kItems / 4; ++run) {
       const int64_t p0 = item_position<kThreads>(a.thread(), run * 4);
-      float v[4] = {0, 0, 0, 0};
+      float v[4] = {pad, pad, pad, pad};
       if (aligned && p0 + 4 <= count) {
         a.load4(base + p0, v);
       } else {
@@ -314,17 +331,26 @@ struct StagedCandidateRow {
   DSA_HD int32_t payload(int64_t, int64_t col) const { return int32_t(position(col)); }
 };
 
-// What RowTopK reads a source through (see the top): the values' bits then
-// their keys for a source of values, the keys straight away for the others
-// (a block's key is a loop over its values, a candidate column's slot decides
-// whether it is an entry).
-template <int kThreads, int kItems, class Source, class Arch>
-DSA_HD void load_bits(const Source& src, const Arch& a, int64_t r, int64_t first, int64_t count,
-                      uint32_t (&bits)[kItems]) {
+// What RowTopK reads a source through (see the top): a row's tile reader,
+// made once a row, loading the values' bits for a source of values (keyed
+// when used) and the keys straight away for the others (a block's key is a
+// loop over its values, a candidate column's slot decides whether it is an
+// entry).
+template <class Source>
+struct KeyTileReader {
+  const Source* src;
+  int64_t r;
+  template <int kThreads, int kItems, class Arch>
+  DSA_HD void load_bits(const Arch& a, int64_t first, int64_t count, uint32_t (&keys)[kItems]) const {
+    src->template load<kThreads, kItems>(a, r, first, count, keys);
+  }
+};
+template <class Source>
+DSA_HD auto tile_reader(const Source& src, int64_t r) {
   if constexpr (Source::kValues)
-    src.template load_bits<kThreads, kItems>(a, r, first, count, bits);
+    return src.reader(r);
   else
-    src.template load<kThreads, kItems>(a, r, first, count, bits);
+    return KeyTileReader<Source>{&src, r};
 }
 template <class Source>
 DSA_HD uint32_t key_of_bits(uint32_t bits, bool in) {
