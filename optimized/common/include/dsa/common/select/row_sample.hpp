@@ -82,10 +82,8 @@ struct RowSample {
     keys_at(src, r, positions, sample);
     DSA_ROW_PHASE_DRAWN(r, kSampleDrawn, sample);
     const int64_t aim = target(k);
-    const SampleKey sampled = sample_key(a, sh, sample, sample_rank(k, count),
-                                         sample_count_of(k + (aim - k) / 2, count),
-                                         sample_count_of(aim + (kPairCap - aim) / 2, count));
-    const uint32_t key = sampled.key;
+    const uint32_t key = sample_key(a, sh, sample, sample_rank(k, count), sample_count_of(k + (aim - k) / 2, count),
+                                    sample_count_of(aim + (kPairCap - aim) / 2, count));
     DSA_ROW_PHASE(r, kSampleKeyed);
     // T = 0 (fewer sample entries than the rank): every entry is listed, none is at T.
     const uint32_t at_key = key == kNoEntryKey ? 1u : key;  // 1: no key's value
@@ -121,17 +119,6 @@ struct RowSample {
       // (!(x <= t)), both zeros equal it where T is zero; positions past the row
       // read -inf, neither above T nor at it, so no run is masked.
       const float threshold = Block::value_of(key);
-      if (!sampled.drawn) {
-        // T is a bound of a coarse bin, no key the sample drew: the entries at it are few (or they
-        // overflow the list and the row is read again), so they are listed with those above it, one
-        // comparison a value and no mark (run 57).
-        Row::template stream_row<true>(a, src, r, count, [&](int p0, const Quad& q) {
-          uint32_t listed_mask = 0;
-          DSA_UNROLL
-          for (int v = 0; v < 4; ++v) listed_mask |= uint32_t(!(bits_float(q.key[v]) < threshold)) << v;
-          record(p0, q, listed_mask, 0u, [](uint32_t bits) { return bits; });  // keys after the scan
-        });
-      } else {
       Row::template stream_row<true>(a, src, r, count, [&](int p0, const Quad& q) {
         uint32_t above_mask = 0, at_mask = 0;
         DSA_UNROLL
@@ -142,7 +129,6 @@ struct RowSample {
         }
         record(p0, q, above_mask, at_mask, [](uint32_t bits) { return bits; });  // keys after the scan
       });
-      }
     } else {
       Row::stream_row(a, src, r, count, [&](int p0, const Quad& q) {
         uint32_t above_mask = 0, at_mask = 0;
@@ -195,27 +181,23 @@ struct RowSample {
   // within [lo, hi] (any T gives the exact set; T only decides how much the scan lists); else, for a bin of one
   // key, that key; else the m-th largest itself, by radix passes over the bin's entries (threshold slots 5 to 7).
   // 0 (kNoEntryKey) where fewer than m entries were drawn.
-  struct SampleKey {
-    uint32_t key;
-    bool drawn;  // a key of the sample's entries (else a bin's bound, which the scan may list with those above)
-  };
   template <class Arch>
-  DSA_HD static SampleKey sample_key(const Arch& a, Shared& sh, const uint32_t (&sample)[kSampleItems], int m, int lo,
-                                     int hi) {
+  DSA_HD static uint32_t sample_key(const Arch& a, Shared& sh, const uint32_t (&sample)[kSampleItems], int m, int lo,
+                                    int hi) {
     CoarseHistogram<Arch> counted;  // the histogram is clear: RowTopK::clear
     DSA_UNROLL
     for (int i = 0; i < kSampleItems; ++i) counted.count(a, sh.hist, sample[i]);
     counted.flush(a, sh.hist);
     a.sync();
     const Found f = Row::threshold(a, sh, 4, kBins, m);
-    if (f.bin < 0) return {kNoEntryKey, true};
+    if (f.bin < 0) return kNoEntryKey;
     // The bin holds the keys in (bin_floor, bin_top]; an entry at bin_floor is in the bin below. T = bin_top
     // leaves the bin's entries unlisted (f.above above it); T = bin_floor lists them.
     const uint32_t bin_floor = coarse_digit_floor(f.bin - 1), bin_top = coarse_digit_floor(f.bin);
     const int above_top = f.above, above_floor = f.above + f.count;
     const bool top_ok = above_top >= lo && above_top <= hi, floor_ok = above_floor >= lo && above_floor <= hi;
-    if (top_ok && (!floor_ok || m - above_top <= above_floor - m)) return {bin_top, false};
-    if (floor_ok) return {bin_floor, false};
+    if (top_ok && (!floor_ok || m - above_top <= above_floor - m)) return bin_top;
+    if (floor_ok) return bin_floor;
     auto in_bin = [&](uint32_t key) { return key != kNoEntryKey && key > bin_floor && key <= bin_top; };
     uint32_t key_min = 0xffffffffu, key_max = 0u;
     DSA_UNROLL
@@ -230,7 +212,7 @@ struct RowSample {
       key_max = sh.warp_max[w] > key_max ? sh.warp_max[w] : key_max;
     }
     a.sync();  // the next row reuses warp_min
-    if (key_min == key_max) return {key_min, true};
+    if (key_min == key_max) return key_min;
     constexpr RadixPlan radix = plan_11_11_10();
     RadixCut cut;
     int32_t need = m - f.above;
@@ -243,11 +225,11 @@ struct RowSample {
         Block::add(a, sh.hist, in_bin(sample[i]) && cut.matches(sample[i]), pass.digit(sample[i]));
       a.sync();
       const Found g = Row::threshold(a, sh, 5 + pass_index, pass.bins(), need);
-      if (g.bin < 0) return {kNoEntryKey, true};  // only a defect's state gets here
+      if (g.bin < 0) return kNoEntryKey;  // only a defect's state gets here
       need -= g.above;
       cut = cut.refined(pass, uint32_t(g.bin));
     }
-    return {cut.prefix, true};
+    return cut.prefix;
   }
 };
 
