@@ -117,7 +117,9 @@ struct RowSample {
       // T is a number's key above -inf: the scan compares values, not keys (the
       // key of every value costs more than the comparisons). A NaN is above T
       // (!(x <= t)), both zeros equal it where T is zero; positions past the row
-      // read -inf, neither above T nor at it, so no run is masked.
+      // read -inf, neither above T nor at it, so no run is masked. (Listing the
+      // entries at a T that is a bin's bound with those above it, one comparison
+      // a value, was slower at 64 and 256 rows: SELECT_RESULTS.md run 57.)
       const float threshold = Block::value_of(key);
       Row::template stream_row<true>(a, src, r, count, [&](int p0, const Quad& q) {
         uint32_t above_mask = 0, at_mask = 0;
