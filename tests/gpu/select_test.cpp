@@ -210,8 +210,8 @@ void check_row_kernel(int rows, int32_t threads, uint64_t seed) {
   const std::vector<int64_t> cycle = {0, 1, 511, 8193, 16384, 16385, 32768, 32769, 40000, 131071, 131072};
   std::vector<int64_t> lens;
   for (int r = 0; r < rows; ++r) lens.push_back(cycle[size_t(r) % cycle.size()]);
-  ASSERT_TRUE(cuda::select_row_kernel(int64_t(lens.size()), 131072, 1));
-  ASSERT_FALSE(cuda::select_row_kernel(int64_t(lens.size()), 131073, 1));  // past its bitmaps: the group kernel
+  ASSERT_TRUE(cuda::select_row_kernel(int64_t(lens.size()), 131072, cuda::SelectSource::values));
+  ASSERT_FALSE(cuda::select_row_kernel(int64_t(lens.size()), 131073, cuda::SelectSource::values));  // past its bitmaps
   ASSERT_EQ(cuda::select_row_threads(int64_t(lens.size())), threads);
   auto ops = cuda::make_cuda_select_ops();
   for (const RowKind kind : {RowKind::normal, RowKind::quantized, RowKind::minus_inf_heavy, RowKind::nan_heavy})
@@ -235,7 +235,30 @@ TEST(CudaSelect, RowKernelTakesManyRowsStagedAndPastTheStage) {
 TEST(CudaSelect, RowKernelTakesRowsThatLeaveSmsToSpareAtTwiceTheWarps) {
   REQUIRE_SM90();
   const int sms = cuda::device_info().sm_count;
-  check_row_kernel(sms / 4 + 4, 1024, 80);  // at least a quarter of the SMs' count: the row kernel
+  check_row_kernel(sms / 8, 1024, 80);  // an eighth of the SMs' count (rounded down): the row kernel
+}
+
+// The dispatch between the row kernel and the clusters, against the SMs' count (select_launch.cu): rows of values
+// past the short-row kernel's 16384 entries take the row kernel at any row count up to 32768 entries, from an
+// eighth of the SMs' count (rounded down) past it; keyed columns only past 32768 entries, from a quarter; block scores never.
+TEST(CudaSelect, DispatchTakesTheRowKernelWhereItWasMeasuredFaster) {
+  REQUIRE_SM90();
+  using cuda::SelectSource;
+  const int64_t sms = cuda::device_info().sm_count, eighth = sms / 8, quarter = (sms + 3) / 4;
+  EXPECT_FALSE(cuda::select_row_kernel(1000, 16384, SelectSource::values));  // the short-row kernel's
+  EXPECT_TRUE(cuda::select_short_kernel(16384, SelectSource::values));
+  EXPECT_FALSE(cuda::select_short_kernel(16385, SelectSource::values));
+  EXPECT_TRUE(cuda::select_row_kernel(1, 16385, SelectSource::values));
+  EXPECT_TRUE(cuda::select_row_kernel(1, 32768, SelectSource::values));
+  EXPECT_FALSE(cuda::select_row_kernel(eighth - 1, 32769, SelectSource::values));
+  EXPECT_TRUE(cuda::select_row_kernel(eighth, 32769, SelectSource::values));
+  EXPECT_TRUE(cuda::select_row_kernel(eighth, 131072, SelectSource::values));
+  EXPECT_FALSE(cuda::select_row_kernel(sms * 4, 131073, SelectSource::values));
+  EXPECT_FALSE(cuda::select_row_kernel(sms * 4, 32768, SelectSource::columns));
+  EXPECT_FALSE(cuda::select_row_kernel(quarter - 1, 32769, SelectSource::columns));
+  EXPECT_TRUE(cuda::select_row_kernel(quarter, 32769, SelectSource::columns));
+  EXPECT_FALSE(cuda::select_row_kernel(sms * 4, 32769, SelectSource::blocks));
+  EXPECT_FALSE(cuda::select_short_kernel(16, SelectSource::blocks));
 }
 
 // Rows that one block's registers hold (at most 16384 entries): the short-row
@@ -247,10 +270,10 @@ TEST(CudaSelect, ShortRowKernelTakesRowsOfOneTile) {
   const std::vector<int64_t> cycle = {0, 1, 511, 512, 4097, 8192, 16383, 16384};
   std::vector<int64_t> lens;
   for (int r = 0; r < 300; ++r) lens.push_back(cycle[size_t(r) % cycle.size()]);  // more rows than blocks
-  ASSERT_TRUE(cuda::select_short_kernel(16384, 1));
-  ASSERT_FALSE(cuda::select_short_kernel(16385, 1));  // past one tile: the group kernel
-  ASSERT_FALSE(cuda::select_short_kernel(2048, 8));   // block scores read 8 values an entry
-  ASSERT_TRUE(cuda::select_short_kernel(1, 1));       // even one entry
+  ASSERT_TRUE(cuda::select_short_kernel(16384, cuda::SelectSource::values));
+  ASSERT_FALSE(cuda::select_short_kernel(16385, cuda::SelectSource::values));  // past one tile
+  ASSERT_FALSE(cuda::select_short_kernel(2048, cuda::SelectSource::blocks));   // block scores: 8 values an entry
+  ASSERT_TRUE(cuda::select_short_kernel(1, cuda::SelectSource::values));       // even one entry
   auto ops = cuda::make_cuda_select_ops();
   Rng few_rng(89);
   const auto few = twins_testing::make_case({16384, 9000, 0, 1}, 16384, RowKind::normal, few_rng);

@@ -47,17 +47,21 @@ static int sm_count() {
 }
 
 // The one dispatch between the row kernel and the group kernel, the faster of
-// the two on every shape of the H200 runs (bench/gpu/SELECT_RESULTS.md, run 17):
-// a block per row for rows past 32768 entries (up to its bitmaps) once they are
-// at least a quarter of the SMs' count (64 x 128k: 1.5-3.2x the group kernel;
-// 256 x 128k: 2.6-5.9x); the clusters for fewer rows (8 x 128k: the group kernel
-// 1.4-2.1x faster), for rows of 16385 to 32768 entries (64 x 32k: the group
-// kernel 1.03-1.15x faster; shorter rows take the short-row kernel, below), and
-// for sources that read several values per entry (block scores: 2.6x, run 8).
-bool select_row_kernel(int64_t rows, int64_t widest_entries, int32_t reads_per_entry) {
-  if (reads_per_entry > 1 || widest_entries <= sk::kRowKernelMinEntries || widest_entries > sk::kRowMaxEntries)
+// the two on the shapes measured (bench/gpu/SELECT_RESULTS.md, run 58, an H100).
+// Rows of values past the short-row kernel's 16384 entries, up to the row
+// kernel's bitmaps: up to 32768 entries at any row count (1 to 12 rows of 32k:
+// the row kernel faster in 20 of 24 cases, at most 4 % slower in the others;
+// 16 to 256 rows of 20k and 32k: 1.02-2.2x faster), longer ones from an eighth
+// of the SMs' count, rounded down (16 rows of 128k: 1.35-2.2x; 4 to 12 rows of
+// 64k and 128k stay the clusters', 1.03-1.24x faster there outside 16-level
+// rows). Rows of columns keyed at load (candidate top-k) past 32768 entries
+// once they are a quarter of the SMs' count (runs 9 and 17). Block scores read
+// several values an entry and stay the clusters' (2.6x, run 8).
+bool select_row_kernel(int64_t rows, int64_t widest_entries, SelectSource source) {
+  if (source == SelectSource::blocks || widest_entries <= sk::kShortCapacity || widest_entries > sk::kRowMaxEntries)
     return false;
-  return 4 * rows >= sm_count();
+  if (source == SelectSource::values) return widest_entries <= sk::kRowKernelAnyRowsEntries || rows >= sm_count() / 8;
+  return widest_entries > sk::kRowKernelAnyRowsEntries && 4 * rows >= sm_count();
 }
 
 // A row's block in the row kernel waits on its own instructions (ncu, SELECT_RESULTS.md run 46), so twice the
@@ -77,12 +81,12 @@ int32_t select_row_threads(int64_t rows) { return rows <= sm_count() ? 1024 : 51
 // tile over a cluster even where most SMs stay idle (bench/gpu/SELECT_RESULTS.md,
 // run 34; before it the group kernel was the faster one below a quarter of the
 // SMs' count, run 26).
-bool select_short_kernel(int64_t widest_entries, int32_t reads_per_entry) {
-  return reads_per_entry == 1 && widest_entries <= sk::kShortCapacity;
+bool select_short_kernel(int64_t widest_entries, SelectSource source) {
+  return source != SelectSource::blocks && widest_entries <= sk::kShortCapacity;
 }
 
 common::select::GroupPlan select_group_plan(int64_t rows, int64_t widest_entries, int32_t k, const char* op,
-                                            int32_t reads_per_entry) {
+                                            SelectSource source) {
   const std::string what = std::string("cuda selection ") + op;
   if (widest_entries > int64_t(INT32_MAX))
     throw Unsupported(what + ": rows of at most 2^31 - 1 entries, got " + std::to_string(widest_entries));
@@ -91,8 +95,7 @@ common::select::GroupPlan select_group_plan(int64_t rows, int64_t widest_entries
   if (rows * g > int64_t(INT32_MAX))
     throw Unsupported(what + ": at most 2^31 - 1 blocks, got " + std::to_string(rows) + " rows of " +
                       std::to_string(g) + " blocks");
-  return {k, g, select_row_kernel(rows, widest_entries, reads_per_entry),
-          select_short_kernel(widest_entries, reads_per_entry)};
+  return {k, g, select_row_kernel(rows, widest_entries, source), select_short_kernel(widest_entries, source)};
 }
 
 namespace {

@@ -28,9 +28,7 @@ struct CudaSelectBackend : common::host::DeviceBuffers<DeviceBuffer> {
   int32_t group_of(int64_t rows, int64_t widest) const { return select_group_size(rows, widest); }
   template <class Source>
   common::select::GroupPlan group_plan(const Source& src, int64_t widest, int32_t k) const {
-    int32_t reads = 1;
-    if constexpr (std::is_same_v<Source, common::select::BlockScores>) reads = src.block_size;
-    return select_group_plan(src.rows(), widest, k, "top-k", reads);
+    return select_group_plan(src.rows(), widest, k, "top-k", select_source_of<Source>());
   }
   template <class Source>
   void launch(const Source& src, const common::select::GroupPlan& plan, int32_t* out) {

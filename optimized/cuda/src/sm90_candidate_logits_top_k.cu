@@ -43,7 +43,7 @@ void sm90_candidate_logits_top_k(const DeviceDecodeStep& step, Sm90Variant varia
     throw InvalidInput("topk_span", std::to_string(topk_span.rows) + " rows for a step of " + std::to_string(rows));
   const int64_t width = int64_t(slots) * candidate_block_size;
   // The plan first: a shape the top-k cannot take is refused before any kernel runs, on either path.
-  const common::select::GroupPlan plan = select_group_plan(rows, width, k, "candidate_logits_top_k");
+  const common::select::GroupPlan plan = select_group_plan(rows, width, k, "candidate_logits_top_k", SelectSource::columns);
   const DeviceInfo& d = launch::require_sm90();
   launch::check_step(step);
   launch::check_candidates(slots, candidate_block_size);

@@ -61,8 +61,9 @@ inline constexpr int kRowItems = 8;
 inline constexpr int kRowStage = 16384;
 inline constexpr int kRowMaxEntries = 1 << 17;
 inline constexpr int kRowBlocksPerSm = 2;
-// The dispatch sends rows past this length to the row kernel (select_launch.cu).
-inline constexpr int kRowKernelMinEntries = 32768;
+// Rows of values up to this length take the row kernel at any row count, longer ones from an eighth of the
+// SMs' count; rows of keyed columns take it only past this length (select_launch.cu's dispatch).
+inline constexpr int kRowKernelAnyRowsEntries = 32768;
 template <int kT = kThreads>
 using RowOf = common::select::RowTopK<common::arch::Cuda, kT, kRowItems, kRowStage, kRowMaxEntries>;
 using Row = RowOf<>;

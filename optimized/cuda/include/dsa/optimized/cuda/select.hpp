@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "dsa/common/candidate_mask.hpp"
 #include "dsa/common/padding.hpp"
@@ -34,17 +35,28 @@ common::select::TreePlan select_plan(int64_t widest_entries, int32_t k, const ch
 // `rows` rows of at most `widest_entries` entries on this GPU, and the plan.
 // Throws InvalidInput for k < 1, Unsupported for rows of 2^31 entries or more.
 int32_t select_group_size(int64_t rows, int64_t widest_entries);
+// What the dispatch knows of a source (select/sources.hpp): a row's values (DenseRows), columns keyed at load
+// (CandidateColumns), or blocks of several values an entry (BlockScores).
+enum class SelectSource : int32_t { values, columns, blocks };
+template <class Source>
+constexpr SelectSource select_source_of() {
+  if constexpr (std::is_same_v<Source, common::select::BlockScores>)
+    return SelectSource::blocks;
+  else if constexpr (Source::kValues)
+    return SelectSource::values;
+  else
+    return SelectSource::columns;
+}
 // Whether such a launch runs the row kernel (RowTopK: a block per row) instead of clusters: the one dispatch.
-// reads_per_entry: the values the source reads for one entry (block scores: the block size).
-bool select_row_kernel(int64_t rows, int64_t widest_entries, int32_t reads_per_entry = 1);
+bool select_row_kernel(int64_t rows, int64_t widest_entries, SelectSource source);
 // The row kernel's block for `rows` rows of values: 1024 threads (one block an SM) while the rows leave SMs to
 // spare, 512 (two an SM) past them.
 int32_t select_row_threads(int64_t rows);
 // Whether it runs the short-row kernel (ShortRowTopK: a block per row held in registers), at any row count; it
 // comes first.
-bool select_short_kernel(int64_t widest_entries, int32_t reads_per_entry = 1);
+bool select_short_kernel(int64_t widest_entries, SelectSource source);
 common::select::GroupPlan select_group_plan(int64_t rows, int64_t widest_entries, int32_t k, const char* op,
-                                            int32_t reads_per_entry = 1);
+                                            SelectSource source);
 void launch_select(const common::select::DenseRows& src, const common::select::GroupPlan& plan, int32_t* out,
                    void* stream);
 void launch_select(const common::select::BlockScores& src, const common::select::GroupPlan& plan, int32_t* out,
