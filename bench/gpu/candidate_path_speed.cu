@@ -38,6 +38,7 @@ namespace {
 using dsa::common::CandidateMaskRows;
 using dsa::common::RowSpan;
 using dsa::common::select::BlockScores;
+using dsa::cuda::SelectSource;
 using dsa::common::select::DenseRows;
 using dsa::common::select::GroupPlan;
 using dsa::cuda::Sm90Variant;
@@ -162,14 +163,13 @@ PathResult time_batch(int batch, int32_t block_size, int reps, const dsa::cuda::
   // The candidate blocks: the source layer's selection over set 0's dense logits.
   dsa::cuda::sm90_paged_logits(paged.at_set(0), Sm90Variant::standard, dense_schedule, logits, false, stream);
   const GroupPlan select_plan =
-      dsa::cuda::select_group_plan(rows, width / block_size, slots, "candidate_select",
-                                    dsa::cuda::SelectSource::blocks);
+      dsa::cuda::select_group_plan(rows, width / block_size, slots, "candidate_select", SelectSource::blocks);
   dsa::cuda::launch_select(BlockScores{logits, width, span, block_size}, select_plan, blocks, stream);
   CHECK(cudaStreamSynchronize(stream));
 
-  const GroupPlan dense_plan = dsa::cuda::select_group_plan(rows, width, kTopk, "topk", dsa::cuda::SelectSource::values);
-  const GroupPlan compact_plan = dsa::cuda::select_group_plan(rows, compact_width, kTopk, "candidate_logits_top_k",
-                                                                  dsa::cuda::SelectSource::columns);
+  const GroupPlan dense_plan = dsa::cuda::select_group_plan(rows, width, kTopk, "topk", SelectSource::values);
+  const GroupPlan compact_plan =
+      dsa::cuda::select_group_plan(rows, compact_width, kTopk, "candidate_logits_top_k", SelectSource::columns);
   auto dense_logits = [&](int i) {
     dsa::cuda::sm90_paged_logits(paged.at_set(i), Sm90Variant::standard, dense_schedule, logits, false, stream);
   };

@@ -67,6 +67,7 @@ using dsa::common::select::DenseRows;
 using dsa::common::select::GroupPlan;
 using dsa::common::select::TreeOutput;
 using dsa::common::select::TreePlan;
+using dsa::cuda::SelectSource;
 using namespace dsa::bench_gpu::select_inputs;
 
 // launch(i) for i in [0, per_replay) captured in one graph; returns the median
@@ -121,10 +122,11 @@ std::string candidate_part(double bw, int reps, const cudaDeviceProp& prop, cuda
     std::vector<int32_t*> blocks(n_sets);
     int32_t* d_lens = nullptr;
     const RowSpan span = full_rows(rows, kCols, d_lens);
-    const GroupPlan sel_plan = dsa::cuda::select_group_plan(rows, kCols / kBlock, kSlots, "candidate_select", dsa::cuda::SelectSource::blocks);
-    const GroupPlan dense_plan = dsa::cuda::select_group_plan(rows, kCols, kTopk, "topk", dsa::cuda::SelectSource::values);
-    const GroupPlan cand_plan = dsa::cuda::select_group_plan(rows, int64_t(kSlots) * kBlock, kTopk, "candidate_topk",
-                                                               dsa::cuda::SelectSource::columns);
+    const GroupPlan sel_plan =
+        dsa::cuda::select_group_plan(rows, kCols / kBlock, kSlots, "candidate_select", SelectSource::blocks);
+    const GroupPlan dense_plan = dsa::cuda::select_group_plan(rows, kCols, kTopk, "topk", SelectSource::values);
+    const GroupPlan cand_plan =
+        dsa::cuda::select_group_plan(rows, int64_t(kSlots) * kBlock, kTopk, "candidate_topk", SelectSource::columns);
     int32_t* out = nullptr;
     CHECK(cudaMalloc(&out, size_t(rows) * kSlots * 4));
     for (int i = 0; i < sets; ++i) {
@@ -264,7 +266,8 @@ void profile_compact(int group, cudaStream_t stream) {
   const RowSpan span = full_rows(rows, kCols, d_lens);
   fill<<<1024, 256, 0, stream>>>(dense, rows, kCols, int(Kind::normal), 77);
   fill<<<1024, 256, 0, stream>>>(compact, rows, int64_t(kSlots) * kBlock, int(Kind::normal), 99);
-  const GroupPlan sel_plan = dsa::cuda::select_group_plan(rows, kCols / kBlock, kSlots, "candidate_select", dsa::cuda::SelectSource::blocks);
+  const GroupPlan sel_plan =
+      dsa::cuda::select_group_plan(rows, kCols / kBlock, kSlots, "candidate_select", SelectSource::blocks);
   dsa::cuda::launch_select(BlockScores{dense, kCols, span, kBlock}, sel_plan, blocks, stream);
   const CandidateColumns src{compact, int64_t(kSlots) * kBlock, span, blocks, kSlots, kBlock, true};
   for (int i = 0; i < 3; ++i) dsa::cuda::launch_select(src, GroupPlan{kTopk, group, false, false}, out, stream);
@@ -325,7 +328,7 @@ void profile_dense(int64_t rows, int64_t cols, cudaStream_t stream) {
   CHECK(cudaMalloc(&out, size_t(rows) * kTopk * 4));
   const RowSpan span = full_rows(rows, cols, d_lens);
   fill<<<1024, 256, 0, stream>>>(dense, rows, cols, int(Kind::normal), 77);
-  const GroupPlan plan = dsa::cuda::select_group_plan(rows, cols, kTopk, "topk", dsa::cuda::SelectSource::values);
+  const GroupPlan plan = dsa::cuda::select_group_plan(rows, cols, kTopk, "topk", SelectSource::values);
   std::printf("profile: %lld x %lld, k %d, group %d, row kernel %d, short-row kernel %d\n", (long long)rows,
               (long long)cols, kTopk, plan.group, int(plan.row_kernel), int(plan.short_row));
   for (int i = 0; i < 3; ++i) dsa::cuda::launch_select(DenseRows{dense, cols, span}, plan, out, stream);
@@ -446,7 +449,8 @@ int main(int argc, char** argv) {
     span.next_n = 1;
     for (const int k : ks) {
       const TreePlan plan = dsa::cuda::select_plan(s.cols, k, "decode_top_k");
-      const GroupPlan group_plan = dsa::cuda::select_group_plan(s.rows, s.cols, k, "decode_top_k", dsa::cuda::SelectSource::values);
+      const GroupPlan group_plan =
+          dsa::cuda::select_group_plan(s.rows, s.cols, k, "decode_top_k", SelectSource::values);
       const GroupPlan group_plan2{
           k, dsa::cuda::select_kernels::group_size<DenseRows, 4, 1, 1024, 8>(s.rows, s.cols)};
       GroupPlan row_plan = group_plan, cluster_plan = group_plan;

@@ -240,7 +240,8 @@ TEST(CudaSelect, RowKernelTakesRowsThatLeaveSmsToSpareAtTwiceTheWarps) {
 
 // The dispatch between the row kernel and the clusters, against the SMs' count (select_launch.cu): rows of values
 // past the short-row kernel's 16384 entries take the row kernel at any row count up to 32768 entries, from an
-// eighth of the SMs' count (rounded down) past it; keyed columns only past 32768 entries, from a quarter; block scores never.
+// eighth of the SMs' count (rounded down) past it; keyed columns only past 32768 entries, from a quarter; block
+// scores never.
 TEST(CudaSelect, DispatchTakesTheRowKernelWhereItWasMeasuredFaster) {
   REQUIRE_SM90();
   using cuda::SelectSource;
