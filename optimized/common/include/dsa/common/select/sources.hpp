@@ -48,6 +48,8 @@ struct DenseRows {
 
   DSA_HD int64_t rows() const { return span.rows; }
   DSA_HD int64_t entries(int64_t r) const { return span.length(r); }
+  // Row r's first entry (its span's start).
+  DSA_HD const float* row_start(int64_t r) const { return logits + r * row_stride + span.begin(r); }
   template <int kThreads, int kItems, class Arch>
   DSA_HD void load(const Arch& a, int64_t r, int64_t first, int64_t count, uint32_t (&keys)[kItems]) const {
     load_as<true, kThreads, kItems>(a, r, first, count, keys);
@@ -66,12 +68,12 @@ struct DenseRows {
     }
   };
   DSA_HD Reader reader(int64_t r) const {
-    const float* row = logits + r * row_stride + span.begin(r);
+    const float* row = row_start(r);
     return Reader{row, (reinterpret_cast<uintptr_t>(row) & 15u) == 0};
   }
   template <bool kKeys, int kThreads, int kItems, class Arch>
   DSA_HD void load_as(const Arch& a, int64_t r, int64_t first, int64_t count, uint32_t (&out)[kItems]) const {
-    const float* base = logits + r * row_stride + span.begin(r) + first;
+    const float* base = row_start(r) + first;
     read_tile<kKeys, kThreads, kItems>(a, base, (reinterpret_cast<uintptr_t>(base) & 15u) == 0, count, out);
   }
   // Keys (kNoEntryKey past count) or bits (-inf's past count: a comparison
@@ -106,10 +108,10 @@ struct DenseRows {
     }
   }
   DSA_HD static uint32_t key_of_bits(uint32_t bits, bool in) { return in ? order_key(bits_float(bits)) : kNoEntryKey; }
-  DSA_HD uint32_t key(int64_t r, int64_t pos) const { return order_key(logits[r * row_stride + span.begin(r) + pos]); }
+  DSA_HD uint32_t key(int64_t r, int64_t pos) const { return order_key(row_start(r)[pos]); }
   template <int n>
   DSA_HD void keys_at(int64_t r, const int (&pos)[n], uint32_t (&keys)[n]) const {
-    const float* row = logits + r * row_stride + span.begin(r);
+    const float* row = row_start(r);
     float v[n];
     DSA_UNROLL
     for (int i = 0; i < n; ++i) v[i] = row[pos[i]];
