@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "dsa/common/hd.hpp"
+#include "dsa/common/radix_keys.hpp"
 #include "dsa/common/row_span.hpp"
 
 namespace dsa::common {
@@ -36,7 +37,7 @@ struct CandidateMaskRows {
 
 template <int kThreads, class Arch>
 DSA_HD void candidate_mask_block(const Arch& a, const CandidateMaskRows& p, uint32_t* bitmap) {
-  const float neg_inf = bits_float(0xff800000u);
+  const float neg_inf = bits_float(kMinusInfBits);
   const int64_t parts = p.parts();
   for (int64_t item = a.block(); item < p.items(); item += a.grid()) {
     const int64_t r = item / parts, first = (item % parts) * kMaskPart;

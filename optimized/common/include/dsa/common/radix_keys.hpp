@@ -51,16 +51,23 @@ DSA_HD inline uint32_t order_key(float v) {
 // denormals compare as IEEE numbers (order_key above).
 DSA_HD inline float key_max_by_compare(float a, float b) { return (b != b || b > a) ? b : a; }
 
+// The key of "no entry": below every value's key.
+inline constexpr uint32_t kNoEntryKey = 0;
+inline constexpr uint32_t kMinusInfKey = 0x007fffffu;
+inline constexpr uint32_t kPlusInfKey = 0xff800000u;
+inline constexpr uint32_t kNaNKey = 0xffffffffu;  // order_key of every NaN, above +inf
+inline constexpr uint32_t kMinusInfBits = 0xff800000u;  // -inf's float bits
+
 // The largest key of v[lo .. hi) (order_key(-inf) for none). In CUDA device code the maximum is taken
 // over the values and keyed once (a candidate block's score: one order_key a block); everywhere else over
 // the keys, for the denormals' sake.
 DSA_HD inline uint32_t max_order_key(const float* v, int64_t lo, int64_t hi) {
 #if defined(__CUDA_ARCH__)
-  float m = bits_float(0xff800000u);  // -inf
+  float m = bits_float(kMinusInfBits);
   for (int64_t i = lo; i < hi; ++i) m = key_max_by_compare(m, v[i]);
   return order_key(m);
 #else
-  uint32_t m = order_key(bits_float(0xff800000u));
+  uint32_t m = kMinusInfKey;
   for (int64_t i = lo; i < hi; ++i) {
     const uint32_t k = order_key(v[i]);
     m = k > m ? k : m;
@@ -68,13 +75,6 @@ DSA_HD inline uint32_t max_order_key(const float* v, int64_t lo, int64_t hi) {
   return m;
 #endif
 }
-
-// The key of "no entry": below every value's key.
-inline constexpr uint32_t kNoEntryKey = 0;
-inline constexpr uint32_t kMinusInfKey = 0x007fffffu;
-inline constexpr uint32_t kPlusInfKey = 0xff800000u;
-inline constexpr uint32_t kNaNKey = 0xffffffffu;  // order_key of every NaN, above +inf
-inline constexpr uint32_t kMinusInfBits = 0xff800000u;  // -inf's float bits
 
 // The coarse digit of a key, 11 bits: its sign, then its exponent and 5
 // mantissa bits as fp16 has them (exponents past fp16's range clamped), so
