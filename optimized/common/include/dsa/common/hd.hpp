@@ -83,6 +83,15 @@ DSA_HD inline int popc(uint64_t m) {
 #endif
 }
 
+// Bits needed for x (0 for 0).
+DSA_HD inline int bit_width(uint32_t x) {
+#if DSA_DEVICE_PASS
+  return 32 - __clz(int(x));
+#else
+  return int(std::bit_width(x));
+#endif
+}
+
 DSA_HD constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 DSA_HD constexpr int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 DSA_HD constexpr int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }

@@ -146,9 +146,17 @@ struct RowSample {
     block_exclusive_scan<Arch, kThreads>(a, sh.warp_totals, at_count, at_total);  // syncs: list_size is final
     const int listed = sh.list_size;
     DSA_ROW_PHASE(r, kRowScanned);
-    if (by_value && listed <= kPairCap) {  // the list holds values' bits: their keys, once per entry
-      for (int i = t; i < listed; i += kThreads) listed_pairs[i].key = order_key(bits_float(listed_pairs[i].key));
+    // The list's keys (it holds values' bits where the scan compared values) and the largest of them.
+    uint32_t top = 0;
+    if (listed <= kPairCap) {
+      for (int i = t; i < listed; i += kThreads) {
+        uint32_t entry_key = listed_pairs[i].key;
+        if (by_value) listed_pairs[i].key = entry_key = order_key(bits_float(entry_key));
+        top = entry_key > top ? entry_key : top;
+      }
+      Row::warp_min_max(a, sh, 0u, top);
       a.sync();
+      for (int w = 0; w < kWarps; ++w) top = sh.warp_max[w] > top ? sh.warp_max[w] : top;
     }
     if (listed > kPairCap || int64_t(listed) + at_total < int64_t(k)) {
       for (int w = t; w < words; w += kThreads) sh.tied_bits[w] = 0;
@@ -171,10 +179,73 @@ struct RowSample {
     for (int w = t; w < words; w += kThreads) sh.tied_bits[w] = 0;  // the cut lies above T
     if (t == 0) sh.outcome = Outcome::sampled_above;
     a.sync();
-    int32_t remaining = k;
     DSA_ROW_PHASE(r, kListKeyed);
-    Row::mark_cut(a, sh, for_list, Row::radix_cut(a, sh, for_list, remaining));
-    return remaining;
+    return list_cut(a, sh, for_list, key, top, k);
+  }
+
+  // The cut among the listed entries (keys above `floor`, the largest `top`, more than k of them): one pass of
+  // an 11-bit digit of key - floor from the highest bit in which they can differ (the radix plan's fixed 11, 11
+  // and 10 bits of the key took two passes on N(0, 1) rows: run 60), then the threshold digit's entries: up to a
+  // warp's lanes ranked by one warp, more (ties) by the radix passes over them. Marks the chosen entries;
+  // returns how many at the final cut are taken.
+  template <class Arch, class ForList>
+  DSA_HD static int32_t list_cut(const Arch& a, Shared& sh, ForList&& for_list, uint32_t floor, uint32_t top,
+                                 int32_t k) {
+    constexpr int kDigitSlot = 8, kBinSlot = 9;
+    const int t = a.thread();
+    const int width = bit_width(top - floor);
+    const int shift = width > 11 ? width - 11 : 0;
+    auto digit = [&](uint32_t key) { return (key - floor) >> shift; };  // below 2048 for floor < key <= top
+    for (int b = t; b < kBins; b += kThreads) sh.hist[b] = 0;
+    a.sync();
+    for_list([&](bool in, int, uint32_t key) { Block::add(a, sh.hist, in, in ? digit(key) : 0u); });
+    a.sync();
+    const Found f = Row::threshold(a, sh, kDigitSlot, kBins, k);
+    const uint32_t bin = uint32_t(f.bin);
+    int32_t remaining = k - f.above;
+    if (f.count == remaining) {  // the threshold digit taken whole
+      for_list([&](bool in, int p, uint32_t key) {
+        if (in && digit(key) >= bin) a.atomic_or_shared(&sh.above_bits[p / 32], 1u << (p % 32));
+      });
+      return 0;
+    }
+    if (f.count > kLanes) {  // a digit of many entries (ties): the radix passes over them
+      auto for_bin = [&](auto&& visit) {
+        for_list([&](bool in, int p, uint32_t key) { visit(in && digit(key) == bin, p, key); });
+      };
+      const RadixCut cut = Row::radix_cut(a, sh, for_bin, remaining);
+      for_list([&](bool in, int p, uint32_t key) {
+        const uint32_t d = in ? digit(key) : 0u;
+        if (in && (d > bin || (d == bin && cut.above(key)))) a.atomic_or_shared(&sh.above_bits[p / 32], 1u << (p % 32));
+        if (in && d == bin && cut.matches(key)) a.atomic_or_shared(&sh.tied_bits[p / 32], 1u << (p % 32));
+      });
+      return remaining;
+    }
+    // A few entries: gathered, then each lane of the first warp ranks one (how many are above it, how many equal).
+    for_list([&](bool in, int, uint32_t key) {
+      if (in && digit(key) == bin) sh.list[a.atomic_add_shared(&sh.bin_size, 1)] = key;
+    });
+    a.sync();
+    if (t < kLanes) {
+      const uint32_t mine = t < f.count ? sh.list[t] : 0u;
+      int32_t above = 0, equal = 0;
+      for (int j = 0; j < f.count; ++j) {
+        above += int32_t(sh.list[j] > mine);
+        equal += int32_t(sh.list[j] == mine);
+      }
+      if (t < f.count && above < remaining && remaining <= above + equal) {  // the cut's key (its lanes agree)
+        sh.scalars[kBinSlot][Row::kBin] = int32_t(mine);
+        sh.scalars[kBinSlot][Row::kAbove] = above;
+      }
+    }
+    a.sync();
+    const uint32_t cut_key = uint32_t(sh.scalars[kBinSlot][Row::kBin]);
+    const int32_t above_cut = sh.scalars[kBinSlot][Row::kAbove];
+    for_list([&](bool in, int p, uint32_t key) {
+      if (in && key > cut_key) a.atomic_or_shared(&sh.above_bits[p / 32], 1u << (p % 32));
+      if (in && key == cut_key) a.atomic_or_shared(&sh.tied_bits[p / 32], 1u << (p % 32));
+    });
+    return remaining - above_cut;
   }
 
   // The key T: one pass of the coarse digit over the sample (coarse_histogram.hpp: plain atomics spread over

@@ -91,8 +91,9 @@ struct RowTopK {
   static_assert(kMaxEntries % 32 == 0 && kMaxEntries >= kStageEntries, "the bitmaps cover every row taken");
 
   enum Scalar : int { kBin, kAbove, kCount, kScalars };
-  // Threshold slots: 0 the coarse pass, 1 to 3 the radix passes, 4 to 7 the sample's.
-  static constexpr int kSlots = 8;
+  // Threshold slots: 0 the coarse pass, 1 to 3 the radix passes, 4 to 7 the sample's, 8 the list's digit
+  // (RowSample::list_cut) and 9 its bin's cut.
+  static constexpr int kSlots = 10;
   // The way a row went (the tests see every way taken and held to the reference).
   enum class Outcome : int32_t {
     staged,           // the coarse histogram, the row in shared memory
@@ -108,6 +109,7 @@ struct RowTopK {
     uint32_t warp_totals[kWarps];
     uint32_t warp_min[kWarps], warp_max[kWarps];  // the threshold bin's key range, per warp
     int32_t list_size;
+    int32_t bin_size;  // the list's threshold digit's entries, gathered into `list` (RowSample::list_cut)
     Outcome outcome;
     uint32_t above_bits[kWords];  // the row's entries above the cut
     uint32_t tied_bits[kWords];   // the row's entries at the cut (chosen or not)
@@ -242,7 +244,7 @@ struct RowTopK {
     for (int b = t; b < CoarseHistogram<Arch>::kSlots; b += kThreads) sh.hist[b] = 0;
     for (int w = t; w < words; w += kThreads) sh.above_bits[w] = 0, sh.tied_bits[w] = 0;
     if (t < kSlots) sh.scalars[t][kBin] = -1;
-    if (t == 0) sh.list_size = 0;
+    if (t == 0) sh.list_size = 0, sh.bin_size = 0;
     a.sync();
   }
 
