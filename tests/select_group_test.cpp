@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <vector>
 
@@ -333,6 +334,40 @@ TEST(SelectRow, PositionsPastTheRowAreNeitherListedNorMarked) {
     topk_row(values.data() + r * width, ends[size_t(r)], k, want.data());
     std::sort(want.begin(), want.end());
     EXPECT_EQ(std::vector<int32_t>(out.begin() + r * k, out.begin() + (r + 1) * k), want) << "row " << r;
+  }
+}
+
+// Rows whose listed entries span a wide range (a few huge values, NaN, +inf) around a narrow one (values within a
+// thousandth of 1, or a few distinct values repeated): the list's cut takes its digit passes over a narrowing
+// range (list_cut), and the rows are the reference's. The last row puts pairs of adjacent keys four keys apart
+// under a wider range, so that the cut takes a third pass.
+TEST(SelectRow, ListCutNarrowsItsRangeOverWideLists) {
+  using Row = EmulatedRow<GroupWarp32>;
+  const int64_t width = 4096, rows = 7;
+  std::vector<float> values(size_t(rows * width));
+  Rng rng(80);
+  const uint32_t one = common::order_key(1.0f);
+  for (int64_t c = 0; c < width; ++c)
+    values[size_t(6 * width + c)] = Row::Block::value_of(one + 4u * uint32_t(rng.uniform_int(0, 63)) + uint32_t(c % 2));
+  for (int j = 0; j < 3; ++j) values[size_t(6 * width + 100 + j)] = Row::Block::value_of(one + 8191u);
+  for (int j = 0; j < 2; ++j) values[size_t(6 * width + 200 + j)] = 1e30f;
+  for (int64_t r = 0; r < 6; ++r) {
+    float* row = values.data() + r * width;
+    for (int64_t c = 0; c < width; ++c)
+      row[c] = r % 2 == 0 ? 1.0f + 1e-3f * float(rng.normal()) : 1.0f + 1e-6f * float(rng.uniform_int(0, 200));
+    for (int j = 0; j < 5; ++j) row[rng.uniform_int(0, width - 1)] = 1e30f;
+    if (r >= 2) row[rng.uniform_int(0, width - 1)] = std::numeric_limits<float>::infinity();
+    if (r >= 4) row[rng.uniform_int(0, width - 1)] = std::numeric_limits<float>::quiet_NaN();
+  }
+  for (const int32_t k : {64, 200}) {
+    std::vector<int32_t> out;
+    row_outcomes<GroupWarp32>(values, rows, width, k, out);
+    for (int64_t r = 0; r < rows; ++r) {
+      std::vector<int32_t> want(static_cast<size_t>(k));
+      topk_row(values.data() + r * width, width, k, want.data());
+      std::sort(want.begin(), want.end());
+      EXPECT_EQ(std::vector<int32_t>(out.begin() + r * k, out.begin() + (r + 1) * k), want) << "row " << r << ", k " << k;
+    }
   }
 }
 

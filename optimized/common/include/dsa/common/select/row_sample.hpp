@@ -183,69 +183,90 @@ struct RowSample {
     return list_cut(a, sh, for_list, key, top, k);
   }
 
-  // The cut among the listed entries (keys above `floor`, the largest `top`, more than k of them): one pass of
-  // an 11-bit digit of key - floor from the highest bit in which they can differ (the radix plan's fixed 11, 11
-  // and 10 bits of the key took two passes on N(0, 1) rows: run 60), then the threshold digit's entries: up to a
-  // warp's lanes ranked by one warp, more (ties) by the radix passes over them. Marks the chosen entries;
-  // returns how many at the final cut are taken.
+  // The cut among the listed entries (keys above `floor`, the largest `top`, more than k of them), by passes of
+  // an 11-bit digit of the key over the range still open, from the highest bit in which its keys can differ:
+  // where the threshold digit is taken whole, that is the cut; where it holds a warp's lanes of entries or
+  // fewer, one warp ranks them; else the range closes to its entries' smallest and largest key (one key: the
+  // cut) and the next pass takes that range. On N(0, 1) rows one pass and a warp's ranks, where the radix
+  // plan's fixed 11, 11 and 10 bits of the key took two passes (run 60). Marks the chosen entries; returns how
+  // many at the final cut are taken.
   template <class Arch, class ForList>
   DSA_HD static int32_t list_cut(const Arch& a, Shared& sh, ForList&& for_list, uint32_t floor, uint32_t top,
                                  int32_t k) {
-    constexpr int kDigitSlot = 8, kBinSlot = 9;
+    constexpr int kFirstSlot = 8, kRankSlot = 12;  // a threshold slot a pass (at most three), then the ranks'
+    static_assert(Row::kListCap >= kLanes, "a warp's entries gathered into the list");
     const int t = a.thread();
-    const int width = bit_width(top - floor);
-    const int shift = width > 11 ? width - 11 : 0;
-    auto digit = [&](uint32_t key) { return (key - floor) >> shift; };  // below 2048 for floor < key <= top
-    for (int b = t; b < kBins; b += kThreads) sh.hist[b] = 0;
-    a.sync();
-    for_list([&](bool in, int, uint32_t key) { Block::add(a, sh.hist, in, in ? digit(key) : 0u); });
-    a.sync();
-    const Found f = Row::threshold(a, sh, kDigitSlot, kBins, k);
-    const uint32_t bin = uint32_t(f.bin);
-    int32_t remaining = k - f.above;
-    if (f.count == remaining) {  // the threshold digit taken whole
+    uint64_t lo = floor, hi = top;  // the open range: keys in (lo, hi]
+    int32_t need = k;
+    auto mark = [&](uint64_t above_from, uint64_t tied_key) {  // above: key > above_from; tied: key == tied_key
       for_list([&](bool in, int p, uint32_t key) {
-        if (in && digit(key) >= bin) a.atomic_or_shared(&sh.above_bits[p / 32], 1u << (p % 32));
+        if (in && key > above_from) a.atomic_or_shared(&sh.above_bits[p / 32], 1u << (p % 32));
+        if (in && key == tied_key) a.atomic_or_shared(&sh.tied_bits[p / 32], 1u << (p % 32));
       });
-      return 0;
-    }
-    if (f.count > kLanes) {  // a digit of many entries (ties): the radix passes over them
-      auto for_bin = [&](auto&& visit) {
-        for_list([&](bool in, int p, uint32_t key) { visit(in && digit(key) == bin, p, key); });
-      };
-      const RadixCut cut = Row::radix_cut(a, sh, for_bin, remaining);
-      for_list([&](bool in, int p, uint32_t key) {
-        const uint32_t d = in ? digit(key) : 0u;
-        if (in && (d > bin || (d == bin && cut.above(key)))) a.atomic_or_shared(&sh.above_bits[p / 32], 1u << (p % 32));
-        if (in && d == bin && cut.matches(key)) a.atomic_or_shared(&sh.tied_bits[p / 32], 1u << (p % 32));
+    };
+    constexpr uint64_t kNoKey = uint64_t(1) << 32;
+    for (int pass = 0;; ++pass) {
+      const int width = bit_width(uint32_t(hi - lo - 1));
+      const int shift = width > 11 ? width - 11 : 0;
+      auto in_range = [&](bool in, uint32_t key) { return in && key > lo && key <= hi; };
+      auto digit = [&](uint32_t key) { return uint32_t((key - lo - 1) >> shift); };  // below 2048 in the range
+      for (int b = t; b < kBins; b += kThreads) sh.hist[b] = 0;
+      a.sync();
+      for_list([&](bool in, int, uint32_t key) {
+        const bool counted = in_range(in, key);
+        Block::add(a, sh.hist, counted, counted ? digit(key) : 0u);
       });
-      return remaining;
-    }
-    // A few entries: gathered, then each lane of the first warp ranks one (how many are above it, how many equal).
-    for_list([&](bool in, int, uint32_t key) {
-      if (in && digit(key) == bin) sh.list[a.atomic_add_shared(&sh.bin_size, 1)] = key;
-    });
-    a.sync();
-    if (t < kLanes) {
-      const uint32_t mine = t < f.count ? sh.list[t] : 0u;
-      int32_t above = 0, equal = 0;
-      for (int j = 0; j < f.count; ++j) {
-        above += int32_t(sh.list[j] > mine);
-        equal += int32_t(sh.list[j] == mine);
+      a.sync();
+      const Found f = Row::threshold(a, sh, kFirstSlot + pass, kBins, need);
+      need -= f.above;
+      const uint64_t bin_lo = lo + (uint64_t(f.bin) << shift);  // the threshold digit: keys in (bin_lo, bin_hi]
+      const uint64_t bin_hi = bin_lo + (uint64_t(1) << shift) < hi ? bin_lo + (uint64_t(1) << shift) : hi;
+      if (f.count == need) {  // taken whole
+        mark(bin_lo, kNoKey);
+        return 0;
       }
-      if (t < f.count && above < remaining && remaining <= above + equal) {  // the cut's key (its lanes agree)
-        sh.scalars[kBinSlot][Row::kBin] = int32_t(mine);
-        sh.scalars[kBinSlot][Row::kAbove] = above;
+      if (f.count <= kLanes) {  // gathered, then each lane of the first warp ranks one
+        for_list([&](bool in, int, uint32_t key) {
+          if (in && key > bin_lo && key <= bin_hi) sh.list[a.atomic_add_shared(&sh.bin_size, 1)] = key;
+        });
+        a.sync();
+        if (t < kLanes) {
+          const uint32_t mine = t < f.count ? sh.list[t] : 0u;
+          int32_t above = 0, equal = 0;
+          for (int j = 0; j < f.count; ++j) {
+            above += int32_t(sh.list[j] > mine);
+            equal += int32_t(sh.list[j] == mine);
+          }
+          if (t < f.count && above < need && need <= above + equal) {  // the cut's key (its lanes agree)
+            sh.scalars[kRankSlot][Row::kBin] = int32_t(mine);
+            sh.scalars[kRankSlot][Row::kAbove] = above;
+          }
+        }
+        a.sync();
+        const uint32_t cut_key = uint32_t(sh.scalars[kRankSlot][Row::kBin]);
+        mark(cut_key, cut_key);
+        return need - sh.scalars[kRankSlot][Row::kAbove];
       }
+      // Many entries (ties, or a range too wide for one digit): their smallest and largest key.
+      uint32_t key_min = 0xffffffffu, key_max = 0u;
+      for_list([&](bool in, int, uint32_t key) {
+        const bool in_bin = in && key > bin_lo && key <= bin_hi;
+        key_min = in_bin && key < key_min ? key : key_min;
+        key_max = in_bin && key > key_max ? key : key_max;
+      });
+      Row::warp_min_max(a, sh, key_min, key_max);
+      a.sync();
+      for (int w = 0; w < kWarps; ++w) {
+        key_min = sh.warp_min[w] < key_min ? sh.warp_min[w] : key_min;
+        key_max = sh.warp_max[w] > key_max ? sh.warp_max[w] : key_max;
+      }
+      if (key_min == key_max) {  // one key: the cut
+        mark(key_min, key_min);
+        return need;
+      }
+      lo = uint64_t(key_min) - 1;
+      hi = key_max;
     }
-    a.sync();
-    const uint32_t cut_key = uint32_t(sh.scalars[kBinSlot][Row::kBin]);
-    const int32_t above_cut = sh.scalars[kBinSlot][Row::kAbove];
-    for_list([&](bool in, int p, uint32_t key) {
-      if (in && key > cut_key) a.atomic_or_shared(&sh.above_bits[p / 32], 1u << (p % 32));
-      if (in && key == cut_key) a.atomic_or_shared(&sh.tied_bits[p / 32], 1u << (p % 32));
-    });
-    return remaining - above_cut;
   }
 
   // The key T: one pass of the coarse digit over the sample (coarse_histogram.hpp: plain atomics spread over

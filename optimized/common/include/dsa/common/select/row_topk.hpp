@@ -91,9 +91,9 @@ struct RowTopK {
   static_assert(kMaxEntries % 32 == 0 && kMaxEntries >= kStageEntries, "the bitmaps cover every row taken");
 
   enum Scalar : int { kBin, kAbove, kCount, kScalars };
-  // Threshold slots: 0 the coarse pass, 1 to 3 the radix passes, 4 to 7 the sample's, 8 the list's digit
-  // (RowSample::list_cut) and 9 its bin's cut.
-  static constexpr int kSlots = 10;
+  // Threshold slots: 0 the coarse pass, 1 to 3 the radix passes, 4 to 7 the sample's, 8 to 11 the list's digit
+  // passes (RowSample::list_cut) and 12 its ranks' cut.
+  static constexpr int kSlots = 13;
   // The way a row went (the tests see every way taken and held to the reference).
   enum class Outcome : int32_t {
     staged,           // the coarse histogram, the row in shared memory
