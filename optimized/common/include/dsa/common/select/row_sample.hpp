@@ -146,12 +146,14 @@ struct RowSample {
     block_exclusive_scan<Arch, kThreads>(a, sh.warp_totals, at_count, at_total);  // syncs: list_size is final
     const int listed = sh.list_size;
     DSA_ROW_PHASE(r, kRowScanned);
-    // The list's keys (it holds values' bits where the scan compared values) and the largest of them.
-    uint32_t top = 0;
-    if (listed <= kPairCap) {
+    // The list's keys (it holds values' bits where the scan compared values) and the largest of them, found
+    // while they are keyed; a list of keys is not read for it: the cut's first digit then spans every key above T.
+    uint32_t top = 0xffffffffu;
+    if (by_value && listed <= kPairCap) {
+      top = 0;
       for (int i = t; i < listed; i += kThreads) {
-        uint32_t entry_key = listed_pairs[i].key;
-        if (by_value) listed_pairs[i].key = entry_key = order_key(bits_float(entry_key));
+        const uint32_t entry_key = order_key(bits_float(listed_pairs[i].key));
+        listed_pairs[i].key = entry_key;
         top = entry_key > top ? entry_key : top;
       }
       Row::warp_min_max(a, sh, 0u, top);
@@ -183,17 +185,22 @@ struct RowSample {
     return list_cut(a, sh, for_list, key, top, k);
   }
 
-  // The cut among the listed entries (keys above `floor`, the largest `top`, more than k of them), by passes of
+  // The cut among the listed entries (keys above `floor`, none above `top`, more than k of them), by passes of
   // an 11-bit digit of the key over the range still open, from the highest bit in which its keys can differ:
   // where the threshold digit is taken whole, that is the cut; where it holds a warp's lanes of entries or
-  // fewer, one warp ranks them; else the range closes to its entries' smallest and largest key (one key: the
-  // cut) and the next pass takes that range. On N(0, 1) rows one pass and a warp's ranks, where the radix
-  // plan's fixed 11, 11 and 10 bits of the key took two passes (run 60). Marks the chosen entries; returns how
-  // many at the final cut are taken.
+  // fewer, one warp ranks them; a digit of one key is the cut; a digit of a few entries is the next pass's
+  // range; a digit of many (ties, or a cluster) is closed to its entries' smallest and largest key first (one
+  // key: the cut). On N(0, 1) rows one pass and a warp's ranks, where the radix plan's fixed 11, 11 and 10 bits
+  // of the key took two passes (run 60); the closing took 16-level rows from three passes to one or two.
+  // Marks the chosen entries; returns how many at the final cut are taken.
   template <class Arch, class ForList>
   DSA_HD static int32_t list_cut(const Arch& a, Shared& sh, ForList&& for_list, uint32_t floor, uint32_t top,
                                  int32_t k) {
     constexpr int kFirstSlot = 8, kRankSlot = 12;  // a threshold slot a pass (at most three), then the ranks'
+    // A threshold digit of at most this many entries takes the next pass over its whole span: spread over 2048
+    // bins they rarely crowd one, and the read that narrows the span to its keys (a step of about 1 us at 1024
+    // threads) cost candidate-masked rows of 32k 6-10 % where it found no ties (run 61).
+    constexpr int32_t kSpreadCount = kBins / 8;
     static_assert(Row::kListCap >= kLanes, "a warp's entries gathered into the list");
     const int t = a.thread();
     uint64_t lo = floor, hi = top;  // the open range: keys in (lo, hi]
@@ -247,7 +254,16 @@ struct RowSample {
         mark(cut_key, cut_key);
         return need - sh.scalars[kRankSlot][Row::kAbove];
       }
-      // Many entries (ties, or a range too wide for one digit): their smallest and largest key.
+      if (shift == 0) {  // a digit of one key: the cut
+        mark(bin_hi, bin_hi);
+        return need;
+      }
+      if (f.count <= kSpreadCount) {  // few enough to spread over the next digit's bins: no narrowing read
+        lo = bin_lo;
+        hi = bin_hi;
+        continue;
+      }
+      // Many entries (ties, or a cluster within the digit): their smallest and largest key.
       uint32_t key_min = 0xffffffffu, key_max = 0u;
       for_list([&](bool in, int, uint32_t key) {
         const bool in_bin = in && key > bin_lo && key <= bin_hi;
