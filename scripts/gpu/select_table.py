@@ -40,7 +40,7 @@ def main():
         return "-" if x is None or x < 0 else f"{x:.{d}f}"
 
     lines = [
-        "# Selection kernels on the H200: decode top-k speed",
+        f"# Selection kernels on the {ours.get('device', 'GPU')}: decode top-k speed",
         "",
         f"Date {meta.get('date', '?')}, GPU {ours.get('device', '?')} ({ours.get('sms', '?')} SMs), driver "
         f"{meta.get('driver_smi', meta.get('driver', '?'))}, commit {meta.get('commit', '?')}, torch {torch.get('torch', '?')}. Read "
