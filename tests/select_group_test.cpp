@@ -340,7 +340,9 @@ TEST(SelectRow, PositionsPastTheRowAreNeitherListedNorMarked) {
 // Rows whose listed entries span a wide range (a few huge values, NaN, +inf) around a narrow one (values within a
 // thousandth of 1, or a few distinct values repeated): the list's cut takes its digit passes over a narrowing
 // range (list_cut), and the rows are the reference's. The last row puts pairs of adjacent keys four keys apart
-// under a wider range, so that the cut takes a third pass.
+// under a wider range, so that the cut takes a third pass. At warp 32 and wave 64 the rows take the ways that
+// close a digit to its keys, pass over a few entries' digit whole and rank a warp's entries; a digit taken whole
+// and a closed digit of one key come in the other SelectRow tests' rows.
 TEST(SelectRow, ListCutNarrowsItsRangeOverWideLists) {
   using Row = EmulatedRow<GroupWarp32>;
   const int64_t width = 4096, rows = 7;
@@ -360,13 +362,15 @@ TEST(SelectRow, ListCutNarrowsItsRangeOverWideLists) {
     if (r >= 4) row[rng.uniform_int(0, width - 1)] = std::numeric_limits<float>::quiet_NaN();
   }
   for (const int32_t k : {64, 200}) {
-    std::vector<int32_t> out;
-    row_outcomes<GroupWarp32>(values, rows, width, k, out);
+    std::vector<int32_t> out32, out64;
+    row_outcomes<GroupWarp32>(values, rows, width, k, out32);
+    row_outcomes<GroupWave64>(values, rows, width, k, out64);
     for (int64_t r = 0; r < rows; ++r) {
       std::vector<int32_t> want(static_cast<size_t>(k));
       topk_row(values.data() + r * width, width, k, want.data());
       std::sort(want.begin(), want.end());
-      EXPECT_EQ(std::vector<int32_t>(out.begin() + r * k, out.begin() + (r + 1) * k), want) << "row " << r << ", k " << k;
+      EXPECT_EQ(std::vector<int32_t>(out32.begin() + r * k, out32.begin() + (r + 1) * k), want) << "warp 32, row " << r << ", k " << k;
+      EXPECT_EQ(std::vector<int32_t>(out64.begin() + r * k, out64.begin() + (r + 1) * k), want) << "wave 64, row " << r << ", k " << k;
     }
   }
 }
