@@ -8,7 +8,7 @@
 //   thread(), block(), grid()      1-D indices
 //   sync()                         a barrier of the block
 //   ballot(p), shfl(v, src), shfl_up(v, d)   warp collectives (all lanes converged)
-//   atomic_add_shared/global       returns the old value; atomic_or_shared
+//   atomic_add_shared/global       returns the old value; atomic_or_shared, atomic_max_shared
 //   fence()                        orders this thread's global writes before later ones (device scope)
 //   load_cg(p)                     a global load that bypasses the non-coherent L1 (another block's writes)
 //   load4(p, v)                    four floats from a 16-byte aligned address
@@ -47,6 +47,7 @@ struct Cuda {
   }
   __device__ int atomic_add_shared(int* p, int v) const { return atomicAdd(p, v); }
   __device__ uint32_t atomic_or_shared(uint32_t* p, uint32_t v) const { return atomicOr(p, v); }
+  __device__ uint32_t atomic_max_shared(uint32_t* p, uint32_t v) const { return atomicMax(p, v); }
   __device__ uint32_t atomic_add_global(uint32_t* p, uint32_t v) const { return atomicAdd(p, v); }
   __device__ void fence() const { __threadfence(); }
   __device__ uint32_t load_cg(const uint32_t* p) const { return __ldcg(reinterpret_cast<const unsigned int*>(p)); }

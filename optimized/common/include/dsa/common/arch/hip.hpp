@@ -32,6 +32,7 @@ struct Hip {
   }
   __device__ int atomic_add_shared(int* p, int v) const { return atomicAdd(p, v); }
   __device__ uint32_t atomic_or_shared(uint32_t* p, uint32_t v) const { return atomicOr(p, v); }
+  __device__ uint32_t atomic_max_shared(uint32_t* p, uint32_t v) const { return atomicMax(p, v); }
   __device__ uint32_t atomic_add_global(uint32_t* p, uint32_t v) const { return atomicAdd(p, v); }
   __device__ void fence() const { __threadfence(); }
   // Device-coherent loads of another block's writes (past the non-coherent L1/L0).

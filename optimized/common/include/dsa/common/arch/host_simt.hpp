@@ -269,6 +269,13 @@ public:
   }
   int atomic_add_shared(int* p, int v) const { return std::atomic_ref<int>(*p).fetch_add(v); }
   uint32_t atomic_or_shared(uint32_t* p, uint32_t v) const { return std::atomic_ref<uint32_t>(*p).fetch_or(v); }
+  uint32_t atomic_max_shared(uint32_t* p, uint32_t v) const {
+    std::atomic_ref<uint32_t> x(*p);
+    uint32_t seen = x.load();
+    while (seen < v && !x.compare_exchange_weak(seen, v)) {
+    }
+    return seen;
+  }
   uint32_t atomic_add_global(uint32_t* p, uint32_t v) const { return std::atomic_ref<uint32_t>(*p).fetch_add(v); }
   void fence() const { std::atomic_thread_fence(std::memory_order_seq_cst); }
   uint32_t load_cg(const uint32_t* p) const { return *p; }

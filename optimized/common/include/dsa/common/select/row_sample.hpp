@@ -150,15 +150,16 @@ struct RowSample {
     // while they are keyed; a list of keys is not read for it: the cut's first digit then spans every key above T.
     uint32_t top = 0xffffffffu;
     if (by_value && listed <= kPairCap) {
-      top = 0;
+      uint32_t largest = 0;
       for (int i = t; i < listed; i += kThreads) {
         const uint32_t entry_key = order_key(bits_float(listed_pairs[i].key));
         listed_pairs[i].key = entry_key;
-        top = entry_key > top ? entry_key : top;
+        largest = entry_key > largest ? entry_key : largest;
       }
-      Row::warp_min_max(a, sh, 0u, top);
+      largest = Row::warp_max_of(a, largest);
+      if (Block::lane(a) == 0) a.atomic_max_shared(&sh.list_top, largest);  // one shared word, not a warp's each
       a.sync();
-      for (int w = 0; w < kWarps; ++w) top = sh.warp_max[w] > top ? sh.warp_max[w] : top;
+      top = sh.list_top;
     }
     if (listed > kPairCap || int64_t(listed) + at_total < int64_t(k)) {
       for (int w = t; w < words; w += kThreads) sh.tied_bits[w] = 0;
@@ -202,6 +203,7 @@ struct RowSample {
     // threads) cost candidate-masked rows of 32k 6-10 % where it found no ties (run 61).
     constexpr int32_t kSpreadCount = kBins / 8;
     static_assert(Row::kListCap >= kLanes, "a warp's entries gathered into the list");
+    static_assert(kBins >= kLanes, "a warp's entries' positions gathered into the histogram");
     const int t = a.thread();
     uint64_t lo = floor, hi = top;  // the open range: keys in (lo, hi]
     int32_t need = k;
@@ -232,26 +234,37 @@ struct RowSample {
         mark(bin_lo, kNoKey);
         return 0;
       }
-      if (f.count <= kLanes) {  // gathered, then each lane of the first warp ranks one
-        for_list([&](bool in, int, uint32_t key) {
-          if (in && key > bin_lo && key <= bin_hi) sh.list[a.atomic_add_shared(&sh.bin_size, 1)] = key;
+      if (f.count <= kLanes) {
+        // One read of the list marks the entries above the digit and gathers the digit's (keys into `list`, positions
+        // into the histogram, which this pass reads no more); each lane of the first warp then ranks one of them
+        // and marks it: above the cut where fewer than `need` are at or above its key, at the cut where fewer than
+        // `need` are above it.
+        int32_t* gathered_positions = sh.hist;
+        for_list([&](bool in, int p, uint32_t key) {
+          if (in && key > bin_hi) a.atomic_or_shared(&sh.above_bits[p / 32], 1u << (p % 32));
+          if (in && key > bin_lo && key <= bin_hi) {
+            const int slot = a.atomic_add_shared(&sh.bin_size, 1);
+            sh.list[slot] = key;
+            gathered_positions[slot] = p;
+          }
         });
         a.sync();
-        if (t < kLanes) {
-          const uint32_t mine = t < f.count ? sh.list[t] : 0u;
+        if (t < f.count) {
+          const uint32_t mine = sh.list[t];
+          const int p = gathered_positions[t];
           int32_t above = 0, equal = 0;
           for (int j = 0; j < f.count; ++j) {
             above += int32_t(sh.list[j] > mine);
             equal += int32_t(sh.list[j] == mine);
           }
-          if (t < f.count && above < need && need <= above + equal) {  // the cut's key (its lanes agree)
-            sh.scalars[kRankSlot][Row::kBin] = int32_t(mine);
+          if (above + equal < need) {
+            a.atomic_or_shared(&sh.above_bits[p / 32], 1u << (p % 32));
+          } else if (above < need) {  // the cut's key (its lanes agree)
+            a.atomic_or_shared(&sh.tied_bits[p / 32], 1u << (p % 32));
             sh.scalars[kRankSlot][Row::kAbove] = above;
           }
         }
         a.sync();
-        const uint32_t cut_key = uint32_t(sh.scalars[kRankSlot][Row::kBin]);
-        mark(cut_key, cut_key);
         return need - sh.scalars[kRankSlot][Row::kAbove];
       }
       if (shift == 0) {  // a digit of one key: the cut

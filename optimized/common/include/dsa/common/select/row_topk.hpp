@@ -109,7 +109,8 @@ struct RowTopK {
     uint32_t warp_totals[kWarps];
     uint32_t warp_min[kWarps], warp_max[kWarps];  // the threshold bin's key range, per warp
     int32_t list_size;
-    int32_t bin_size;  // the list's threshold digit's entries, gathered into `list` (RowSample::list_cut)
+    int32_t bin_size;   // the list's threshold digit's entries, gathered into `list` (RowSample::list_cut)
+    uint32_t list_top;  // the largest listed key (RowSample::select)
     Outcome outcome;
     uint32_t above_bits[kWords];  // the row's entries above the cut
     uint32_t tied_bits[kWords];   // the row's entries at the cut (chosen or not)
@@ -135,6 +136,16 @@ struct RowTopK {
       hi = h > hi ? h : hi;
     }
     if (Block::lane(a) == 0) sh.warp_min[Block::warp(a)] = lo, sh.warp_max[Block::warp(a)] = hi;
+  }
+
+  // The warp's largest v, in every lane.
+  DSA_HD static uint32_t warp_max_of(const Arch& a, uint32_t v) {
+    DSA_UNROLL
+    for (int d = 1; d < kLanes; d *= 2) {
+      const uint32_t w = a.shfl(v, Block::lane(a) ^ d);
+      v = w > v ? w : v;
+    }
+    return v;
   }
 
   template <class Source>
@@ -244,7 +255,7 @@ struct RowTopK {
     for (int b = t; b < CoarseHistogram<Arch>::kSlots; b += kThreads) sh.hist[b] = 0;
     for (int w = t; w < words; w += kThreads) sh.above_bits[w] = 0, sh.tied_bits[w] = 0;
     if (t < kSlots) sh.scalars[t][kBin] = -1;
-    if (t == 0) sh.list_size = 0, sh.bin_size = 0;
+    if (t == 0) sh.list_size = 0, sh.bin_size = 0, sh.list_top = 0;
     a.sync();
   }
 
