@@ -3,7 +3,8 @@
 // clock after a block barrier at each phase's end (the barriers add a little to every phase), and %globaltimer at
 // the first and the last, which calibrates the cycles; each phase is the median over the rows, beside the launch's
 // time by CUDA events (graph replays, inputs rotated over 3 x the L2) and an empty kernel's. Phases 2 to 5 are the
-// sampled way's: a row that misses its sample shows -1 there.
+// sampled way's: a row that misses its sample shows -1 there. 64 rows are also run on 32 blocks, whose second rows
+// find the kernel's code already fetched on their SM.
 //   row_phases [--reps N] [--json FILE]
 #include <cuda_runtime.h>
 
@@ -106,13 +107,19 @@ int main(int argc, char** argv) {
   }
   if (json) std::fprintf(json, "{\"device\": \"%s\", \"rows\": [", prop.name);
   std::printf("%s: the row kernel (1024 threads) by phase, us (medians over rows)\n", prop.name);
-  std::printf("%-10s %5s %-8s %8s %8s %8s", "shape", "k", "data", "event", "empty", "block");
+  std::printf("%-16s %5s %-8s %8s %8s %8s", "shape", "k", "data", "event", "empty", "block");
   for (const char* n : names) std::printf(" %9s", n);
   std::printf("\n");
   const float empty = dsa::bench_gpu::graph_median_us([&](int, cudaStream_t s) { empty_kernel<<<64, 1024, 0, s>>>(); },
                                                       1, reps, 1, stream);
   bool first = true;
-  for (const int64_t rows : {int64_t(1), int64_t(64)}) {
+  // 64 rows on 32 blocks: each block takes a second row after its first, with the kernel's code already fetched
+  // on its SM; the rows of each round are tabled apart (`/32b 1st`, `/32b 2nd`).
+  struct Launch {
+    int64_t rows, blocks;
+  };
+  for (const Launch grid : {Launch{1, 1}, Launch{64, 64}, Launch{64, 32}}) {
+    const int64_t rows = grid.rows;
     for (const int64_t cols : {int64_t(32768), int64_t(131072)}) {
       const size_t bytes = size_t(rows * cols) * 4;
       const int sets = input_sets(bytes, prop);
@@ -125,7 +132,7 @@ int main(int argc, char** argv) {
         for (int i = 0; i < sets; ++i) fill<<<1024, 256, 0, stream>>>(inputs[size_t(i)], rows, cols, int(kind), 7 + i);
         for (const int32_t k : {512, 2048}) {
           auto launch = [&](int i, cudaStream_t s) {
-            row_topk_stamped<<<int(rows), 1024, kSmem, s>>>(DenseRows{inputs[size_t(i)], cols, span}, k, out);
+            row_topk_stamped<<<int(grid.blocks), 1024, kSmem, s>>>(DenseRows{inputs[size_t(i)], cols, span}, k, out);
           };
           const float event = dsa::bench_gpu::graph_median_us(launch, sets, reps, 1, stream);
           std::vector<unsigned long long> h(size_t(kMaxRows) * (kPhases + 2), 0);
@@ -133,27 +140,30 @@ int main(int argc, char** argv) {
           launch(0, stream);
           CHECK(cudaStreamSynchronize(stream));
           CHECK(cudaMemcpyFromSymbol(h.data(), row_phase_clocks, h.size() * 8));
-          std::vector<double> block, phase[kPhases - 1];
-          for (int64_t r = 0; r < rows; ++r) {
-            const unsigned long long* c = &h[size_t(r) * (kPhases + 2)];
-            const double ns = double(c[kPhases + 1] - c[kPhases]);
-            const double per_ns = ns > 0 ? double(c[kPhases - 1] - c[0]) / ns : 1.0;
-            block.push_back(ns / 1000.0);
-            for (int p = 1; p < kPhases; ++p)
-              phase[p - 1].push_back(c[p] && c[p - 1] && c[p] >= c[p - 1] ? double(c[p] - c[p - 1]) / per_ns / 1000.0 : -1.0);
-          }
-          const std::string shape = std::to_string(rows) + "x" + std::to_string(cols / 1024) + "k";
-          const char* data = name_of(kind);
-          std::printf("%-10s %5d %-8s %8.1f %8.1f %8.1f", shape.c_str(), k, data, event, empty, median(block));
-          for (auto& v : phase) std::printf(" %9.2f", median(v));
-          std::printf("\n");
-          std::fflush(stdout);
-          if (json) {
-            std::fprintf(json, "%s\n {\"shape\": \"%s\", \"k\": %d, \"data\": \"%s\", \"event_us\": %.2f, \"empty_us\": %.2f, \"block_us\": %.2f",
-                         first ? "" : ",", shape.c_str(), k, data, event, empty, median(block));
-            for (int p = 0; p < kPhases - 1; ++p) std::fprintf(json, ", \"%s_us\": %.3f", names[p], median(phase[p]));
-            std::fprintf(json, "}");
-            first = false;
+          for (int64_t round = 0; round * grid.blocks < rows; ++round) {
+            std::vector<double> block, phase[kPhases - 1];
+            for (int64_t r = round * grid.blocks; r < (round + 1) * grid.blocks && r < rows; ++r) {
+              const unsigned long long* c = &h[size_t(r) * (kPhases + 2)];
+              const double ns = double(c[kPhases + 1] - c[kPhases]);
+              const double per_ns = ns > 0 ? double(c[kPhases - 1] - c[0]) / ns : 1.0;
+              block.push_back(ns / 1000.0);
+              for (int p = 1; p < kPhases; ++p)
+                phase[p - 1].push_back(c[p] && c[p - 1] && c[p] >= c[p - 1] ? double(c[p] - c[p - 1]) / per_ns / 1000.0 : -1.0);
+            }
+            std::string shape = std::to_string(rows) + "x" + std::to_string(cols / 1024) + "k";
+            if (grid.blocks < rows) shape += "/" + std::to_string(grid.blocks) + "b " + (round == 0 ? "1st" : "2nd");
+            const char* data = name_of(kind);
+            std::printf("%-16s %5d %-8s %8.1f %8.1f %8.1f", shape.c_str(), k, data, event, empty, median(block));
+            for (auto& v : phase) std::printf(" %9.2f", median(v));
+            std::printf("\n");
+            std::fflush(stdout);
+            if (json) {
+              std::fprintf(json, "%s\n {\"shape\": \"%s\", \"k\": %d, \"data\": \"%s\", \"event_us\": %.2f, \"empty_us\": %.2f, \"block_us\": %.2f",
+                           first ? "" : ",", shape.c_str(), k, data, event, empty, median(block));
+              for (int p = 0; p < kPhases - 1; ++p) std::fprintf(json, ", \"%s_us\": %.3f", names[p], median(phase[p]));
+              std::fprintf(json, "}");
+              first = false;
+            }
           }
         }
       }
