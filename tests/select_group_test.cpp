@@ -220,6 +220,14 @@ TEST(SelectRow, DigitFloorIsTheLastKeyAtOrBelowEachDigit) {
   }
 }
 
+// The reference's top k positions of a row's first `len` values, in position order (the row kernel's output order).
+std::vector<int32_t> reference_positions(const float* row, int64_t len, int32_t k) {
+  std::vector<int32_t> want(static_cast<size_t>(k));
+  topk_row(row, len, k, want.data());
+  std::sort(want.begin(), want.end());
+  return want;
+}
+
 // Runs RowTopK over every row of a dense case (a block a row), the way each row went into `ways`.
 template <class S>
 std::vector<int32_t> row_outcomes(const std::vector<float>& values, int64_t rows, int64_t width, int32_t k,
@@ -274,9 +282,7 @@ TEST(SelectRow, EverySampleOutcomeMatchesTheReference) {
   for (int64_t r = 0; r < rows; ++r) {
     EXPECT_EQ(ways[size_t(r)], int32_t(expected[r])) << "row " << r;
     const int32_t kr = r + 1 < rows ? k : big_k;
-    std::vector<int32_t> want(static_cast<size_t>(kr));
-    topk_row(row + r * width, width, kr, want.data());
-    std::sort(want.begin(), want.end());
+    const std::vector<int32_t> want = reference_positions(row + r * width, width, kr);
     const int32_t* got = r + 1 < rows ? out.data() + r * k : wide.data();
     EXPECT_EQ(std::vector<int32_t>(got, got + kr), want) << "row " << r;
   }
@@ -305,9 +311,7 @@ TEST(SelectRow, RowsOfBinBoundsMatchTheReference) {
   std::set<int32_t> seen(ways.begin(), ways.end());
   EXPECT_TRUE(seen.count(int32_t(Outcome::sampled_above))) << "no row took the cut among the list";
   for (int64_t r = 0; r < rows; ++r) {
-    std::vector<int32_t> want(static_cast<size_t>(k));
-    topk_row(values.data() + r * width, width, k, want.data());
-    std::sort(want.begin(), want.end());
+    const std::vector<int32_t> want = reference_positions(values.data() + r * width, width, k);
     EXPECT_EQ(std::vector<int32_t>(out.begin() + r * k, out.begin() + (r + 1) * k), want) << "row " << r;
   }
 }
@@ -330,9 +334,7 @@ TEST(SelectRow, PositionsPastTheRowAreNeitherListedNorMarked) {
   oracle::fill_poison(std::span<int32_t>(out));
   run_row<GroupWarp32>(src, k, out);
   for (int64_t r = 0; r < rows; ++r) {
-    std::vector<int32_t> want(static_cast<size_t>(k));
-    topk_row(values.data() + r * width, ends[size_t(r)], k, want.data());
-    std::sort(want.begin(), want.end());
+    const std::vector<int32_t> want = reference_positions(values.data() + r * width, ends[size_t(r)], k);
     EXPECT_EQ(std::vector<int32_t>(out.begin() + r * k, out.begin() + (r + 1) * k), want) << "row " << r;
   }
 }
@@ -366,9 +368,7 @@ TEST(SelectRow, ListCutNarrowsItsRangeOverWideLists) {
     row_outcomes<GroupWarp32>(values, rows, width, k, out32);
     row_outcomes<GroupWave64>(values, rows, width, k, out64);
     for (int64_t r = 0; r < rows; ++r) {
-      std::vector<int32_t> want(static_cast<size_t>(k));
-      topk_row(values.data() + r * width, width, k, want.data());
-      std::sort(want.begin(), want.end());
+      const std::vector<int32_t> want = reference_positions(values.data() + r * width, width, k);
       EXPECT_EQ(std::vector<int32_t>(out32.begin() + r * k, out32.begin() + (r + 1) * k), want) << "warp 32, row " << r << ", k " << k;
       EXPECT_EQ(std::vector<int32_t>(out64.begin() + r * k, out64.begin() + (r + 1) * k), want) << "wave 64, row " << r << ", k " << k;
     }
