@@ -283,12 +283,7 @@ struct RowSample {
         key_min = in_bin && key < key_min ? key : key_min;
         key_max = in_bin && key > key_max ? key : key_max;
       });
-      Row::warp_min_max(a, sh, key_min, key_max);
-      a.sync();
-      for (int w = 0; w < kWarps; ++w) {
-        key_min = sh.warp_min[w] < key_min ? sh.warp_min[w] : key_min;
-        key_max = sh.warp_max[w] > key_max ? sh.warp_max[w] : key_max;
-      }
+      Row::block_min_max(a, sh, key_min, key_max);
       if (key_min == key_max) {  // one key: the cut
         mark(key_min, key_min);
         return need;
@@ -328,12 +323,7 @@ struct RowSample {
       key_min = in_bin(sample[i]) && sample[i] < key_min ? sample[i] : key_min;
       key_max = in_bin(sample[i]) && sample[i] > key_max ? sample[i] : key_max;
     }
-    Row::warp_min_max(a, sh, key_min, key_max);
-    a.sync();
-    for (int w = 0; w < kWarps; ++w) {
-      key_min = sh.warp_min[w] < key_min ? sh.warp_min[w] : key_min;
-      key_max = sh.warp_max[w] > key_max ? sh.warp_max[w] : key_max;
-    }
+    Row::block_min_max(a, sh, key_min, key_max);
     a.sync();  // the next row reuses warp_min
     if (key_min == key_max) return key_min;
     constexpr RadixPlan radix = plan_11_11_10();

@@ -126,26 +126,28 @@ struct RowTopK {
   static_assert(kBins == kCoarseBins, "the histogram of the coarse digit");
   DSA_HD static uint32_t coarse_digit(uint32_t key) { return common::coarse_digit(key); }
 
-  // Each warp's smallest lo and largest hi, into warp_min and warp_max; the
-  // caller syncs, then reduces the warps' (the block's range).
-  DSA_HD static void warp_min_max(const Arch& a, Shared& sh, uint32_t lo, uint32_t hi) {
+  // The warp's smallest or largest v (by `pick`), in every lane.
+  template <class Pick>
+  DSA_HD static uint32_t warp_reduce(const Arch& a, uint32_t v, Pick pick) {
     DSA_UNROLL
-    for (int d = 1; d < kLanes; d *= 2) {
-      const uint32_t l = a.shfl(lo, Block::lane(a) ^ d), h = a.shfl(hi, Block::lane(a) ^ d);
-      lo = l < lo ? l : lo;
-      hi = h > hi ? h : hi;
-    }
-    if (Block::lane(a) == 0) sh.warp_min[Block::warp(a)] = lo, sh.warp_max[Block::warp(a)] = hi;
+    for (int d = 1; d < kLanes; d *= 2) v = pick(a.shfl(v, Block::lane(a) ^ d), v);
+    return v;
+  }
+  DSA_HD static uint32_t warp_max_of(const Arch& a, uint32_t v) {
+    return warp_reduce(a, v, [](uint32_t x, uint32_t y) { return x > y ? x : y; });
   }
 
-  // The warp's largest v, in every lane.
-  DSA_HD static uint32_t warp_max_of(const Arch& a, uint32_t v) {
-    DSA_UNROLL
-    for (int d = 1; d < kLanes; d *= 2) {
-      const uint32_t w = a.shfl(v, Block::lane(a) ^ d);
-      v = w > v ? w : v;
+  // The block's smallest lo and largest hi, in every thread (a barrier; the
+  // caller syncs before warp_min and warp_max are written again).
+  DSA_HD static void block_min_max(const Arch& a, Shared& sh, uint32_t& lo, uint32_t& hi) {
+    lo = warp_reduce(a, lo, [](uint32_t x, uint32_t y) { return x < y ? x : y; });
+    hi = warp_max_of(a, hi);
+    if (Block::lane(a) == 0) sh.warp_min[Block::warp(a)] = lo, sh.warp_max[Block::warp(a)] = hi;
+    a.sync();
+    for (int w = 0; w < kWarps; ++w) {
+      lo = sh.warp_min[w] < lo ? sh.warp_min[w] : lo;
+      hi = sh.warp_max[w] > hi ? sh.warp_max[w] : hi;
     }
-    return v;
   }
 
   template <class Source>
@@ -335,12 +337,7 @@ struct RowTopK {
       stage_runs(a, sh, count, split);
     else
       stream_row(a, src, r, count, split);
-    warp_min_max(a, sh, bin_min, bin_max);
-    a.sync();
-    for (int w = 0; w < kWarps; ++w) {
-      bin_min = sh.warp_min[w] < bin_min ? sh.warp_min[w] : bin_min;
-      bin_max = sh.warp_max[w] > bin_max ? sh.warp_max[w] : bin_max;
-    }
+    block_min_max(a, sh, bin_min, bin_max);
     if (!refine) return 0;
     // A threshold bin of one key is the cut: entries above it are marked, those at it are the bin.
     const bool one_key = bin_min == bin_max;
