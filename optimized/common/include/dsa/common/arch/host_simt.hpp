@@ -281,6 +281,8 @@ public:
   uint32_t load_cg(const uint32_t* p) const { return *p; }
   uint64_t load_cg(const uint64_t* p) const { return *p; }
   void load4(const float* p, float (&v)[4]) const {
+    // A GPU faults on a 16-byte load from an address that is not a multiple of 16.
+    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) throw std::logic_error("host_simt: load4 from an unaligned address");
     for (int i = 0; i < 4; ++i) v[i] = p[i];
   }
 

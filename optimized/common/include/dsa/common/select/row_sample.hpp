@@ -79,7 +79,7 @@ struct RowSample {
     DSA_UNROLL
     for (int i = 0; i < kSampleItems; ++i) positions[i] = sample_position(t * kSampleItems + i, count);
     uint32_t sample[kSampleItems];
-    keys_at(src, r, positions, sample);
+    keys_at(a, src, r, positions, sample);
     DSA_ROW_PHASE_DRAWN(r, kSampleDrawn, sample);
     const int64_t aim = target(k);
     const uint32_t key = sample_key(a, sh, sample, sample_rank(k, count), sample_count_of(k + (aim - k) / 2, count),

@@ -14,8 +14,8 @@
 // load() fills the keys of positions [first, first + count) in BlockTopK's
 // layout (kNoEntryKey elsewhere); key() is one entry's key. A source of values
 // (kValues: DenseRows) also has load() in two halves, a row's reader()
-// loading bits and key_of_bits(), and keys_at(), the keys of a few entries (a
-// sample's) with all loads issued before the first key; the free functions
+// loading bits and key_of_bits(), and keys_at(), the keys of a few runs of four
+// entries (a sample's) with all loads issued before the first key; the free functions
 // below are those three for every source (a source keyed at load: its keys
 // are the bits).
 #pragma once
@@ -109,12 +109,27 @@ struct DenseRows {
   }
   DSA_HD static uint32_t key_of_bits(uint32_t bits, bool in) { return in ? order_key(bits_float(bits)) : kNoEntryKey; }
   DSA_HD uint32_t key(int64_t r, int64_t pos) const { return order_key(row_start(r)[pos]); }
-  template <int n>
-  DSA_HD void keys_at(int64_t r, const int (&pos)[n], uint32_t (&keys)[n]) const {
+  // pos: runs of four consecutive positions, each run's first a multiple of four. A run is one 16-byte load
+  // where the row's start is aligned: four scalar loads of 4096 scattered runs cost the block four times the
+  // cache's accesses, each a run's line again.
+  template <int n, class Arch>
+  DSA_HD void keys_at(const Arch& a, int64_t r, const int (&pos)[n], uint32_t (&keys)[n]) const {
+    static_assert(n % 4 == 0, "whole runs");
     const float* row = row_start(r);
+    const bool aligned = (reinterpret_cast<uintptr_t>(row) & 15u) == 0;
     float v[n];
     DSA_UNROLL
-    for (int i = 0; i < n; ++i) v[i] = row[pos[i]];
+    for (int run = 0; run < n / 4; ++run) {
+      float quad[4];
+      if (aligned) {
+        a.load4(row + pos[run * 4], quad);
+      } else {
+        DSA_UNROLL
+        for (int q = 0; q < 4; ++q) quad[q] = row[pos[run * 4 + q]];
+      }
+      DSA_UNROLL
+      for (int q = 0; q < 4; ++q) v[run * 4 + q] = quad[q];
+    }
     DSA_UNROLL
     for (int i = 0; i < n; ++i) keys[i] = order_key(v[i]);
   }
@@ -361,10 +376,10 @@ DSA_HD uint32_t key_of_bits(uint32_t bits, bool in) {
   else
     return bits;
 }
-template <int n, class Source>
-DSA_HD void keys_at(const Source& src, int64_t r, const int (&pos)[n], uint32_t (&keys)[n]) {
+template <int n, class Arch, class Source>
+DSA_HD void keys_at(const Arch& a, const Source& src, int64_t r, const int (&pos)[n], uint32_t (&keys)[n]) {
   if constexpr (Source::kValues) {
-    src.keys_at(r, pos, keys);
+    src.keys_at(a, r, pos, keys);
   } else {
     DSA_UNROLL
     for (int i = 0; i < n; ++i) keys[i] = src.key(r, pos[i]);
