@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
   CHECK(cudaStreamCreate(&stream));
   constexpr size_t kSmem = sizeof(Row::Shared);
   CHECK(cudaFuncSetAttribute(row_topk_stamped, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmem)));
-  const char* names[kPhases - 1] = {"clear", "draw", "key", "scan", "keys", "cut", "rank-scan", "emit"};
+  const char* names[kPhases - 1] = {"clear", "draw", "count", "key", "scan", "keys", "cut", "rank-scan", "emit"};
   std::FILE* json = json_path ? std::fopen(json_path, "w") : nullptr;
   if (json_path && !json) {
     std::fprintf(stderr, "row_phases: cannot write %s\n", json_path);

@@ -9,6 +9,7 @@ enum RowPhase : int {
   kRowStarted,       // the row's block begins
   kRowCleared,       // histogram, bitmaps and thresholds cleared
   kSampleDrawn,      // every drawn value loaded (the stamp depends on them)
+  kSampleCounted,    // the sample's coarse histogram counted (after its barrier)
   kSampleKeyed,      // the sample's key T
   kRowScanned,       // the one read of the row: entries above T listed, at T marked
   kListKeyed,        // the list's values made keys

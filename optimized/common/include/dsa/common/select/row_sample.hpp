@@ -83,7 +83,7 @@ struct RowSample {
     DSA_ROW_PHASE_DRAWN(r, kSampleDrawn, sample);
     const int64_t aim = target(k);
     const uint32_t key = sample_key(a, sh, sample, sample_rank(k, count), sample_count_of(k + (aim - k) / 2, count),
-                                    sample_count_of(aim + (kPairCap - aim) / 2, count));
+                                    sample_count_of(aim + (kPairCap - aim) / 2, count), r);
     DSA_ROW_PHASE(r, kSampleKeyed);
     // T = 0 (fewer sample entries than the rank): every entry is listed, none is at T.
     const uint32_t at_key = key == kNoEntryKey ? 1u : key;  // 1: no key's value
@@ -301,12 +301,13 @@ struct RowSample {
   // 0 (kNoEntryKey) where fewer than m entries were drawn.
   template <class Arch>
   DSA_HD static uint32_t sample_key(const Arch& a, Shared& sh, const uint32_t (&sample)[kSampleItems], int m, int lo,
-                                    int hi) {
+                                    int hi, int64_t r = 0) {
     CoarseHistogram<Arch> counted;  // the histogram is clear: RowTopK::clear
     DSA_UNROLL
     for (int i = 0; i < kSampleItems; ++i) counted.count(a, sh.hist, sample[i]);
     counted.flush(a, sh.hist);
     a.sync();
+    DSA_ROW_PHASE(r, kSampleCounted);
     const Found f = Row::threshold(a, sh, 4, kBins, m);
     if (f.bin < 0) return kNoEntryKey;
     // The bin holds the keys in (bin_floor, bin_top]; an entry at bin_floor is in the bin below. T = bin_top
