@@ -298,10 +298,10 @@ struct RowSample {
   // of the sample's m-th largest. T is the bin's bound nearer that entry where the sample entries above it stay
   // within [lo, hi] (any T gives the exact set; T only decides how much the scan lists); else, for a bin of one
   // key, that key; else the m-th largest itself, by radix passes over the bin's entries (threshold slots 5 to 7).
-  // 0 (kNoEntryKey) where fewer than m entries were drawn.
+  // 0 (kNoEntryKey) where fewer than m entries were drawn. r, the row, names only row_phases' stamp.
   template <class Arch>
   DSA_HD static uint32_t sample_key(const Arch& a, Shared& sh, const uint32_t (&sample)[kSampleItems], int m, int lo,
-                                    int hi, int64_t r = 0) {
+                                    int hi, [[maybe_unused]] int64_t r = 0) {
     CoarseHistogram<Arch> counted;  // the histogram is clear: RowTopK::clear
     DSA_UNROLL
     for (int i = 0; i < kSampleItems; ++i) counted.count(a, sh.hist, sample[i]);
