@@ -18,9 +18,9 @@
 namespace dsa::select_testing {
 namespace {
 
-// Rows of `width` floats whose bounds start at `offset` (0: a 16-byte aligned row start where width is a
-// multiple of four; 1 to 3: unaligned), lengths that end inside a block and on one, blocks of NaN, of -inf
-// and of one finite value among -inf.
+// Rows of 4096 floats whose bounds start at `offset` (0 and 4: a 16-byte aligned row start; 1 to 3: unaligned),
+// lengths that end inside a block and on one, blocks of -inf, of a NaN among values and of one finite value
+// among -inf.
 void check_block_scores(int32_t block_size, int64_t offset, uint64_t seed) {
   constexpr int64_t kRows = 6, kWidth = 4096;
   constexpr float kInf = std::numeric_limits<float>::infinity();
