@@ -1,8 +1,8 @@
 // The CUDA selection kernels (cuda_select) on the GPU: each chooses exactly
 // the reference's sets (their order is total, lowest index on ties), writes
 // every entry, and repeats itself bit for bit; the mask and padding kernels
-// equal the reference's ops. Without an sm_90 GPU each test reports skipped,
-// and the refusal on such a machine is itself tested.
+// equal the reference's ops. Without an sm_90 GPU each test that needs one
+// reports skipped, and the refusal on such a machine is itself tested.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -260,6 +260,22 @@ TEST(CudaSelect, DispatchTakesTheRowKernelWhereItWasMeasuredFaster) {
   EXPECT_TRUE(cuda::select_row_kernel(quarter, 32769, SelectSource::columns));
   EXPECT_FALSE(cuda::select_row_kernel(sms * 4, 32769, SelectSource::blocks));
   EXPECT_FALSE(cuda::select_short_kernel(16, SelectSource::blocks));
+}
+
+// Block scores take the group kernel only, so the row and short-row kernels over them are not built: a plan that
+// names one is refused before anything reaches the device (no GPU needed).
+TEST(CudaSelect, BlockScoresRefuseAPlanOfTheRowOrShortRowKernel) {
+  const common::select::BlockScores src{nullptr, 0, common::RowSpan{}, 8};
+  for (const bool row_kernel : {true, false}) {
+    const common::select::GroupPlan plan{512, 1, row_kernel, !row_kernel};
+    try {
+      cuda::launch_select(src, plan, nullptr, nullptr);
+      ADD_FAILURE() << "no refusal of the " << (row_kernel ? "row" : "short-row") << " kernel";
+    } catch (const Unsupported& e) {
+      EXPECT_NE(std::string(e.what()).find(row_kernel ? "names the row kernel" : "names the short-row kernel"),
+                std::string::npos) << e.what();
+    }
+  }
 }
 
 // Rows that one block's registers hold (at most 16384 entries): the short-row

@@ -120,9 +120,14 @@ void launch_select(const common::select::DenseRows& src, const common::select::G
                    void* stream) {
   launch_planned(src, plan, out, stream);
 }
+// Block scores take the clusters only (select_row_kernel, select_short_kernel): the row and short-row kernels
+// over them are not built (the row kernel's was 790 KB of SASS, and each instantiation adds to the build).
 void launch_select(const common::select::BlockScores& src, const common::select::GroupPlan& plan, int32_t* out,
                    void* stream) {
-  launch_planned(src, plan, out, stream);
+  if (plan.row_kernel || plan.short_row)
+    throw Unsupported("cuda selection candidate_select: block scores take the group kernel only; the plan names the " +
+                      std::string(plan.row_kernel ? "row" : "short-row") + " kernel");
+  sk::launch_group(src, plan, out, stream);
 }
 void launch_select(const common::select::CandidateColumns& src, const common::select::GroupPlan& plan, int32_t* out,
                    void* stream) {
