@@ -26,8 +26,20 @@
 #include "dsa/fuzz/interrupt.hpp"
 
 namespace dsa::fuzz {
+
+// A child in its own process group; stdin/stdout either pipes or /dev/null and the log. Outside the
+// anonymous namespace because ExternalCommand::Server (external linkage) holds one.
+namespace external_process {
+struct Child {
+  pid_t pid = -1;
+  int to_child = -1;    // its standard input (persistent mode)
+  int from_child = -1;  // its standard output (persistent mode)
+};
+}  // namespace external_process
+
 namespace {
 
+using external_process::Child;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
@@ -39,13 +51,6 @@ std::string signal_text(int sig) {
   const char* name = strsignal(sig);
   return fmt::format("signal {} ({})", sig, name ? name : "unknown");
 }
-
-// A child in its own process group; stdin/stdout either pipes or /dev/null and the log.
-struct Child {
-  pid_t pid = -1;
-  int to_child = -1;    // its standard input (persistent mode)
-  int from_child = -1;  // its standard output (persistent mode)
-};
 
 Child spawn(const std::string& line, const std::string& log, bool pipes) {
   int in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1};
