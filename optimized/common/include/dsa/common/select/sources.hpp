@@ -167,15 +167,18 @@ struct BlockScores {
       if (quads && lo + block_size <= len)
         key = block_size == 8 ? quads_key<2>(a, row + lo) : quads_key(a, row + lo, block_size / 4);
       else
-        key = max_order_key(row, lo, min64(lo + block_size, len));
+        key = block_max(row, len, c);
       keys[i] = scored(c, newest, key);
     }
   }
   DSA_HD uint32_t key(int64_t r, int64_t c) const {
     const int64_t len = span.length(r);
-    const float* row = logits + r * row_stride + span.begin(r);
+    return scored(c, (len - 1) / block_size, block_max(logits + r * row_stride + span.begin(r), len, c));
+  }
+  // Block c's largest key, a value at a time (max_order_key).
+  DSA_HD uint32_t block_max(const float* row, int64_t len, int64_t c) const {
     const int64_t lo = c * block_size;
-    return scored(c, (len - 1) / block_size, max_order_key(row, lo, min64(lo + block_size, len)));
+    return max_order_key(row, lo, min64(lo + block_size, len));
   }
   // Block c's key from its largest value's (max_order_key): the newest block +inf, no entry for a block
   // of only -inf.
