@@ -10,8 +10,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "dsa/oracle/poison.hpp"
@@ -425,6 +427,57 @@ TEST(SelectRow, SampleKeyIsABinBoundWithinItsWindowOrTheExactKey) {
   std::fill(sample.begin(), sample.end(), common::kNoEntryKey);  // fewer than m drawn
   for (int j = 0; j < m - 1; ++j) sample[size_t(j * 7)] = common::order_key(float(j));
   EXPECT_EQ(key_of(sample), common::kNoEntryKey);
+}
+
+// The scan's target (RowSample::sample_ranks): k and six standard deviations of the count above the sample's key. On
+// rows of the kernels' sizes (the 1024-thread block's sample of 4096, runs of four), of independent values and
+// candidate-masked (7 of 8 blocks of 8 at -inf, so a run is live or not as a whole), the count above the sample's
+// m-th largest value keeps at least 4.5 standard deviations (over the rows) above k and stays within the list's
+// room in every row, and that above the window's lowest rank (a coarse bin's bound may be taken) at least k; and where k is small the list is meant to be shorter than midway between k and the room. Which values a row
+// holds does not matter, only their order: uniform values stand for any.
+TEST(SelectRow, SampleTargetKeepsItsMarginOnRowsOfTheKernelsSizes) {
+  using Arch = common::arch::HostSimt<32>;
+  using Row1024 = common::select::RowTopK<Arch, 1024, 8, 16384, 1 << 17>;
+  using Sample = common::select::RowSample<Row1024>;
+  const int32_t ks[] = {512, 1024, 2048};
+  Rng rng(93);
+  for (const int count : {32768, 131072}) {
+    // The old target, midway: m 136 of 4096 at 128k entries, 544 at 32k.
+    EXPECT_LT(Sample::sample_ranks(512, count).m, (512 + Row1024::kPairCap) / 2 * Sample::kSampleSize / count) << count;
+    for (const bool masked : {false, true}) {
+      std::vector<float> row(static_cast<size_t>(count)), drawn(static_cast<size_t>(Sample::kSampleSize));
+      std::vector<std::vector<double>> above(std::size(ks)), above_lo(std::size(ks));
+      for (int trial = 0; trial < 40; ++trial) {
+        for (auto& v : row) v = float(rng.uniform01());
+        if (masked)
+          for (int b = 0; b < count / 8; ++b)
+            if (rng.uniform_int(0, 7) != 0) std::fill_n(row.begin() + b * 8, 8, -std::numeric_limits<float>::infinity());
+        for (int j = 0; j < Sample::kSampleSize; ++j) drawn[size_t(j)] = row[size_t(Sample::sample_position(j, count))];
+        std::sort(drawn.begin(), drawn.end(), std::greater<>());
+        for (size_t i = 0; i < std::size(ks); ++i) {
+          const auto ranks = Sample::sample_ranks(ks[i], count);
+          auto above_rank = [&](int m) {
+            const float key = drawn[size_t(m - 1)];
+            return double(std::count_if(row.begin(), row.end(), [&](float v) { return v > key; }));
+          };
+          above[i].push_back(above_rank(ranks.m));
+          above_lo[i].push_back(above_rank(ranks.lo));
+        }
+      }
+      for (size_t i = 0; i < std::size(ks); ++i) {
+        const std::vector<double>& n = above[i];
+        double mean = 0, var = 0;
+        for (const double x : n) mean += x / double(n.size());
+        for (const double x : n) var += (x - mean) * (x - mean) / double(n.size() - 1);
+        const std::string where = "count " + std::to_string(count) + (masked ? " masked" : "") + ", k " +
+                                  std::to_string(ks[i]);
+        EXPECT_GE(*std::min_element(n.begin(), n.end()), ks[i]) << where;
+        EXPECT_LE(*std::max_element(n.begin(), n.end()), Row1024::kPairCap) << where;
+        EXPECT_GE((mean - ks[i]) / std::sqrt(var), 4.5) << where << ": mean " << mean << ", sd " << std::sqrt(var);
+        EXPECT_GE(*std::min_element(above_lo[i].begin(), above_lo[i].end()), ks[i]) << where << ", the window's low end";
+      }
+    }
+  }
 }
 
 TEST(SelectRow, EveryRowKindAtWave64) {
