@@ -26,22 +26,24 @@ DSA_HD T warp_inclusive_scan(const Arch& a, T v) {
 
 // Exclusive prefix of v in thread order over a block of kThreads; total gets
 // the sum. Uses warp_totals (kThreads / lanes words of shared memory): two
-// calls need a barrier between them (every caller has one).
-template <class Arch, int kThreads>
-DSA_HD uint32_t block_exclusive_scan(const Arch& a, uint32_t* warp_totals, uint32_t v, uint32_t& total) {
+// calls need a barrier between them (every caller has one). T is a count, or
+// two counts packed in the halves of a wider one (one scan for both, so the
+// two barriers are paid once).
+template <class Arch, int kThreads, class T>
+DSA_HD T block_exclusive_scan(const Arch& a, T* warp_totals, T v, T& total) {
   constexpr int kLanes = Arch::kLanes, kWarps = kThreads / kLanes;
   static_assert(kWarps <= kLanes, "one warp scans the warp totals");
   const int lane = a.thread() % kLanes, warp = a.thread() / kLanes;
-  const uint32_t incl = warp_inclusive_scan(a, v);
+  const T incl = warp_inclusive_scan(a, v);
   if (lane == kLanes - 1) warp_totals[warp] = incl;
   a.sync();
   if (warp == 0) {
-    const uint32_t w = warp_inclusive_scan(a, lane < kWarps ? warp_totals[lane] : 0u);
+    const T w = warp_inclusive_scan(a, lane < kWarps ? warp_totals[lane] : T(0));
     if (lane < kWarps) warp_totals[lane] = w;
   }
   a.sync();
   total = warp_totals[kWarps - 1];
-  return (warp > 0 ? warp_totals[warp - 1] : 0) + incl - v;
+  return (warp > 0 ? warp_totals[warp - 1] : T(0)) + incl - v;
 }
 
 // This thread's first of its n slots among those its warp reserves at once:

@@ -107,6 +107,7 @@ struct RowTopK {
     int32_t hist[CoarseHistogram<Arch>::kSlots];  // past kBins: a slot per lane (coarse_histogram.hpp)
     int32_t scalars[kSlots][kScalars];  // a pass's threshold: its own slot, so no pass waits to reset one
     uint32_t warp_totals[kWarps];
+    uint64_t warp_pairs[kWarps];  // emit's two counts a warp, above the cut (high half) and at it
     uint32_t warp_min[kWarps], warp_max[kWarps];  // the threshold bin's key range, per warp
     int32_t list_size;
     int32_t bin_size;   // the list's threshold digit's entries, gathered into `list` (RowSample::list_cut)
@@ -424,15 +425,15 @@ struct RowTopK {
     a.sync();
     const int per = (words + kThreads - 1) / kThreads;
     const int w0 = t * per;
-    uint32_t ups = 0, ties_here = 0;
-    for (int q = 0; q < per && w0 + q < words; ++q) {
-      ups += uint32_t(popc(sh.above_bits[w0 + q]));
-      ties_here += uint32_t(popc(sh.tied_bits[w0 + q]));
-    }
-    uint32_t above_total = 0, tied_total = 0;
-    const int32_t above_rank = int32_t(block_exclusive_scan<Arch, kThreads>(a, sh.warp_totals, ups, above_total));
-    a.sync();
-    const int32_t tie_rank = int32_t(block_exclusive_scan<Arch, kThreads>(a, sh.warp_totals, ties_here, tied_total));
+    // Both counts in one scan, packed in 32-bit halves (a row of up to 2^32 entries; the short-row and group
+    // kernels' 16-bit halves would overflow at 2^17).
+    uint64_t counts = 0;
+    for (int q = 0; q < per && w0 + q < words; ++q)
+      counts += uint64_t(popc(sh.above_bits[w0 + q])) << 32 | uint32_t(popc(sh.tied_bits[w0 + q]));
+    uint64_t totals = 0;
+    const uint64_t before = block_exclusive_scan<Arch, kThreads>(a, sh.warp_pairs, counts, totals);
+    const int32_t above_rank = int32_t(before >> 32), tie_rank = int32_t(uint32_t(before));
+    const uint32_t above_total = uint32_t(totals >> 32), tied_total = uint32_t(totals);
     const int32_t need = ties < int32_t(tied_total) ? ties : int32_t(tied_total);
     DSA_ROW_PHASE(r, kRanksScanned);
     const int own = w0 < words ? (words - w0 < per ? words - w0 : per) : 0;
