@@ -433,7 +433,8 @@ TEST(SelectRow, SampleKeyIsABinBoundWithinItsWindowOrTheExactKey) {
 // rows of the kernels' sizes (the 1024-thread block's sample of 4096, runs of four), of independent values and
 // candidate-masked (7 of 8 blocks of 8 at -inf, so a run is live or not as a whole), the count above the sample's
 // m-th largest value keeps at least 4.5 standard deviations (over the rows) above k and stays within the list's
-// room in every row, and that above the window's lowest rank (a coarse bin's bound may be taken) at least k; and where k is small the list is meant to be shorter than midway between k and the room. Which values a row
+// room in every row, and the count above the window's lowest rank (a coarse bin's bound may be taken) is at least
+// k; where k is small the list is meant to be shorter than midway between k and the room. Which values a row
 // holds does not matter, only their order: uniform values stand for any.
 TEST(SelectRow, SampleTargetKeepsItsMarginOnRowsOfTheKernelsSizes) {
   using Arch = common::arch::HostSimt<32>;
@@ -443,7 +444,8 @@ TEST(SelectRow, SampleTargetKeepsItsMarginOnRowsOfTheKernelsSizes) {
   Rng rng(93);
   for (const int count : {32768, 131072}) {
     // The old target, midway: m 136 of 4096 at 128k entries, 544 at 32k.
-    EXPECT_LT(Sample::sample_ranks(512, count).m, (512 + Row1024::kPairCap) / 2 * Sample::kSampleSize / count) << count;
+    EXPECT_LT(Sample::sample_ranks(512, count).m, (512 + Row1024::kPairCap) / 2 * Sample::kSampleSize / count)
+        << count;
     for (const bool masked : {false, true}) {
       std::vector<float> row(static_cast<size_t>(count)), drawn(static_cast<size_t>(Sample::kSampleSize));
       std::vector<std::vector<double>> above(std::size(ks)), above_lo(std::size(ks));
@@ -451,7 +453,8 @@ TEST(SelectRow, SampleTargetKeepsItsMarginOnRowsOfTheKernelsSizes) {
         for (auto& v : row) v = float(rng.uniform01());
         if (masked)
           for (int b = 0; b < count / 8; ++b)
-            if (rng.uniform_int(0, 7) != 0) std::fill_n(row.begin() + b * 8, 8, -std::numeric_limits<float>::infinity());
+            if (rng.uniform_int(0, 7) != 0)
+              std::fill_n(row.begin() + b * 8, 8, -std::numeric_limits<float>::infinity());
         for (int j = 0; j < Sample::kSampleSize; ++j) drawn[size_t(j)] = row[size_t(Sample::sample_position(j, count))];
         std::sort(drawn.begin(), drawn.end(), std::greater<>());
         for (size_t i = 0; i < std::size(ks); ++i) {
@@ -474,7 +477,8 @@ TEST(SelectRow, SampleTargetKeepsItsMarginOnRowsOfTheKernelsSizes) {
         EXPECT_GE(*std::min_element(n.begin(), n.end()), ks[i]) << where;
         EXPECT_LE(*std::max_element(n.begin(), n.end()), Row1024::kPairCap) << where;
         EXPECT_GE((mean - ks[i]) / std::sqrt(var), 4.5) << where << ": mean " << mean << ", sd " << std::sqrt(var);
-        EXPECT_GE(*std::min_element(above_lo[i].begin(), above_lo[i].end()), ks[i]) << where << ", the window's low end";
+        EXPECT_GE(*std::min_element(above_lo[i].begin(), above_lo[i].end()), ks[i])
+            << where << ", the window's low end";
       }
     }
   }

@@ -58,7 +58,7 @@ struct RowSample {
   // values and 1.3 times that on candidate-masked ones (blocks of 8 live or -inf together, so a run of four is one
   // draw of liveness; a simulation of 600 rows of each kind at 32k, 64k and 128k entries), so in sample entries
   // m - k per = kMarginSd * 1.3 * sqrt(m), solved for m. The window keeps 3/4 of the margin below (4.5 deviations)
-  // and half of that above. Float arithmetic and one division: its chain is short beside the sample's loads.
+  // and half the distance to the room above. Float arithmetic and one division: its chain is short beside the sample's loads.
   static constexpr float kMarginSd = 6.0f;
   struct Ranks {
     int m, lo, hi;
