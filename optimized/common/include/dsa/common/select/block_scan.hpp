@@ -25,25 +25,24 @@ DSA_HD T warp_inclusive_scan(const Arch& a, T v) {
 }
 
 // Exclusive prefix of v in thread order over a block of kThreads; total gets
-// the sum. Uses warp_totals (kThreads / lanes words of shared memory): two
-// calls need a barrier between them (every caller has one). T is a count, or
-// two counts packed in the halves of a wider one (one scan for both, so the
-// two barriers are paid once).
+// the sum. One barrier: every warp scans the warp totals itself (a load and a
+// warp scan each), where one warp scanning them for the others cost a second
+// barrier and its wait. Uses warp_totals (kThreads / lanes words of shared
+// memory), read after the barrier: two calls need a barrier between them
+// (every caller has one). T is a count, or two counts packed in the halves of
+// a wider one (one scan for both).
 template <class Arch, int kThreads, class T>
 DSA_HD T block_exclusive_scan(const Arch& a, T* warp_totals, T v, T& total) {
   constexpr int kLanes = Arch::kLanes, kWarps = kThreads / kLanes;
-  static_assert(kWarps <= kLanes, "one warp scans the warp totals");
+  static_assert(kWarps <= kLanes, "a warp scans the warp totals");
   const int lane = a.thread() % kLanes, warp = a.thread() / kLanes;
   const T incl = warp_inclusive_scan(a, v);
   if (lane == kLanes - 1) warp_totals[warp] = incl;
   a.sync();
-  if (warp == 0) {
-    const T w = warp_inclusive_scan(a, lane < kWarps ? warp_totals[lane] : T(0));
-    if (lane < kWarps) warp_totals[lane] = w;
-  }
-  a.sync();
-  total = warp_totals[kWarps - 1];
-  return (warp > 0 ? warp_totals[warp - 1] : T(0)) + incl - v;
+  const T totals = warp_inclusive_scan(a, lane < kWarps ? warp_totals[lane] : T(0));
+  total = a.shfl(totals, kWarps - 1);
+  const T before = a.shfl(totals, warp > 0 ? warp - 1 : 0);
+  return (warp > 0 ? before : T(0)) + incl - v;
 }
 
 // This thread's first of its n slots among those its warp reserves at once:
