@@ -93,8 +93,8 @@ struct GroupTopK {
     int32_t before[3];       // the entries above and at the cut in the blocks before this one; the row's at it
     int32_t above_total;
     int32_t list_size;
-    uint32_t above_bits[kWords];  // the part's entries above the cut
-    uint32_t tied_bits[kWords];   // the part's entries at the cut (chosen or not)
+    alignas(16) uint32_t above_bits[kWords];  // the part's entries above the cut
+    alignas(16) uint32_t tied_bits[kWords];   // the part's entries at the cut (chosen or not)
     uint16_t list[kListCap];      // positions in the first pass's threshold bin
     alignas(16) uint32_t cache[kCacheEntries];
   };
@@ -384,21 +384,20 @@ struct GroupTopK {
     // Each thread's run of words: its counts, their prefix over the block, then the row's share.
     constexpr int kPer = (kWords + kThreads - 1) / kThreads;
     const int w0 = t * kPer;
+    const int own = w0 < words ? (words - w0 < kPer ? words - w0 : kPer) : 0;
     uint32_t counts = 0;
-    DSA_UNROLL
-    for (int q = 0; q < kPer; ++q) {
-      if (w0 + q < words) counts += (uint32_t(popc(sh.above_bits[w0 + q])) << 16) + uint32_t(popc(sh.tied_bits[w0 + q]));
-    }
+    for_bitmap_words<kPer>(sh.above_bits, sh.tied_bits, w0, own, [&](int, uint32_t up, uint32_t tied) {
+      counts += (uint32_t(popc(up)) << 16) + uint32_t(popc(tied));
+    });
     uint32_t total = 0;
     uint32_t prefix = Block::block_exclusive_scan(a, sh.block, counts, total);
     const int32_t ties = listed ? remaining : 0;
     const Share s = share_out(a, sh, int32_t(total >> 16), int32_t(total & 0xffffu), ties);
     const int32_t need = s.need;
-    const int own = w0 < words ? (words - w0 < kPer ? words - w0 : kPer) : 0;
-    emit_bitmap_ranks(sh.above_bits, sh.tied_bits, w0, own, int32_t(prefix >> 16), int32_t(prefix & 0xffffu), need,
-                      [&](int32_t rank, int64_t p) {
-                        if (s.offset + rank < k) row_out[s.offset + rank] = src.payload(r, lo + p);
-                      });
+    emit_bitmap_ranks<kPer>(sh.above_bits, sh.tied_bits, w0, own, int32_t(prefix >> 16), int32_t(prefix & 0xffffu),
+                            need, [&](int32_t rank, int64_t p) {
+                              if (s.offset + rank < k) row_out[s.offset + rank] = src.payload(r, lo + p);
+                            });
     fill_tail(a, s.chosen, k, row_out);
     a.sync();  // the next row's first pass rewrites the histograms and the bitmaps
   }

@@ -113,8 +113,8 @@ struct RowTopK {
     int32_t bin_size;   // the list's threshold digit's entries, gathered into `list` (RowSample::list_cut)
     uint32_t list_top;  // the largest listed key (RowSample::select)
     Outcome outcome;
-    uint32_t above_bits[kWords];  // the row's entries above the cut
-    uint32_t tied_bits[kWords];   // the row's entries at the cut (chosen or not)
+    alignas(16) uint32_t above_bits[kWords];  // the row's entries above the cut
+    alignas(16) uint32_t tied_bits[kWords];   // the row's entries at the cut (chosen or not)
     uint32_t list[kListCap];      // a staged row's positions in the first pass's threshold bin
     alignas(16) uint32_t stage[kStageEntries];
   };
@@ -424,22 +424,25 @@ struct RowTopK {
     const int t = a.thread();
     a.sync();
     const int per = (words + kThreads - 1) / kThreads;
+    constexpr int kMaxRun = (kWords + kThreads - 1) / kThreads;
     const int w0 = t * per;
     // Both counts in one scan, packed in 32-bit halves (a row of up to 2^32 entries; the short-row and group
     // kernels' 16-bit halves would overflow at 2^17).
+    const int own = w0 < words ? (words - w0 < per ? words - w0 : per) : 0;
     uint64_t counts = 0;
-    for (int q = 0; q < per && w0 + q < words; ++q)
-      counts += uint64_t(popc(sh.above_bits[w0 + q])) << 32 | uint32_t(popc(sh.tied_bits[w0 + q]));
+    for_bitmap_words<kMaxRun>(sh.above_bits, sh.tied_bits, w0, own, [&](int, uint32_t up, uint32_t tied) {
+      counts += uint64_t(popc(up)) << 32 | uint32_t(popc(tied));
+    });
     uint64_t totals = 0;
     const uint64_t before = block_exclusive_scan<Arch, kThreads>(a, sh.warp_pairs, counts, totals);
     const int32_t above_rank = int32_t(before >> 32), tie_rank = int32_t(uint32_t(before));
     const uint32_t above_total = uint32_t(totals >> 32), tied_total = uint32_t(totals);
     const int32_t need = ties < int32_t(tied_total) ? ties : int32_t(tied_total);
     DSA_ROW_PHASE(r, kRanksScanned);
-    const int own = w0 < words ? (words - w0 < per ? words - w0 : per) : 0;
-    emit_bitmap_ranks(sh.above_bits, sh.tied_bits, w0, own, above_rank, tie_rank, need, [&](int32_t rank, int64_t p) {
-      if (rank < k) row_out[rank] = src.payload(r, p);
-    });
+    emit_bitmap_ranks<kMaxRun>(sh.above_bits, sh.tied_bits, w0, own, above_rank, tie_rank, need,
+                               [&](int32_t rank, int64_t p) {
+                                 if (rank < k) row_out[rank] = src.payload(r, p);
+                               });
     const int64_t chosen = int64_t(above_total) + (need > 0 ? need : 0);
     for (int64_t i = chosen + t; i < k; i += kThreads) row_out[i] = -1;
     a.sync();  // the next row rewrites the histogram, the bitmaps and the stage

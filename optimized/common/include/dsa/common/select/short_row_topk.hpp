@@ -79,8 +79,8 @@ struct ShortRowTopK {
     int32_t list_size;
     uint32_t list_key[kListCap];
     uint32_t list_pos[kListCap];
-    uint32_t above_bits[kWords];  // the row's chosen entries (with a bin past the list: those above its cut)
-    uint32_t tied_bits[kWords];   // a bin past the list: the entries at its cut (chosen or not)
+    alignas(16) uint32_t above_bits[kWords];  // the row's chosen entries (with a bin past the list: those above its cut)
+    alignas(16) uint32_t tied_bits[kWords];   // a bin past the list: the entries at its cut (chosen or not)
     Way way;                      // the last row's
   };
 
@@ -248,17 +248,18 @@ struct ShortRowTopK {
   DSA_HD static int32_t emit(const Arch& a, Shared& sh, int32_t ties, int32_t offset, Emit&& emit_one) {
     const int t = a.thread();
     const int w0 = t * kWordsPerThread;
+    const int own = w0 < kWords ? (kWords - w0 < kWordsPerThread ? kWords - w0 : kWordsPerThread) : 0;
     uint32_t counts = 0;
-    DSA_UNROLL
-    for (int q = 0; q < kWordsPerThread; ++q)
-      if (w0 + q < kWords) counts += (uint32_t(popc(sh.above_bits[w0 + q])) << 16) + uint32_t(popc(sh.tied_bits[w0 + q]));
+    for_bitmap_words<kWordsPerThread>(sh.above_bits, sh.tied_bits, w0, own, [&](int, uint32_t up, uint32_t tied) {
+      counts += (uint32_t(popc(up)) << 16) + uint32_t(popc(tied));
+    });
     uint32_t total = 0;
     const uint32_t prefix = Block::block_exclusive_scan(a, sh.block, counts, total);
     const int32_t tied_total = int32_t(total & 0xffffu);
     const int32_t need = ties < tied_total ? ties : tied_total;
-    const int own = w0 < kWords ? (kWords - w0 < kWordsPerThread ? kWords - w0 : kWordsPerThread) : 0;
-    emit_bitmap_ranks(sh.above_bits, sh.tied_bits, w0, own, offset + int32_t(prefix >> 16), int32_t(prefix & 0xffffu),
-                      need, [&](int32_t rank, int64_t p) { emit_one(rank, p); });
+    emit_bitmap_ranks<kWordsPerThread>(sh.above_bits, sh.tied_bits, w0, own, offset + int32_t(prefix >> 16),
+                                       int32_t(prefix & 0xffffu), need,
+                                       [&](int32_t rank, int64_t p) { emit_one(rank, p); });
     return int32_t(total >> 16) + need;
   }
 
