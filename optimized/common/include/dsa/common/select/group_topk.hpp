@@ -95,7 +95,7 @@ struct GroupTopK {
     int32_t list_size;
     alignas(16) uint32_t above_bits[kWords];  // the part's entries above the cut
     alignas(16) uint32_t tied_bits[kWords];   // the part's entries at the cut (chosen or not)
-    uint16_t list[kListCap];      // positions in the first pass's threshold bin
+    uint16_t list[kListCap];                  // positions in the first pass's threshold bin
     alignas(16) uint32_t cache[kCacheEntries];
   };
   struct alignas(16) Quad {

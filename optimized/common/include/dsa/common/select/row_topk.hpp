@@ -115,7 +115,7 @@ struct RowTopK {
     Outcome outcome;
     alignas(16) uint32_t above_bits[kWords];  // the row's entries above the cut
     alignas(16) uint32_t tied_bits[kWords];   // the row's entries at the cut (chosen or not)
-    uint32_t list[kListCap];      // a staged row's positions in the first pass's threshold bin
+    uint32_t list[kListCap];                  // a staged row's positions in the first pass's threshold bin
     alignas(16) uint32_t stage[kStageEntries];
   };
   struct alignas(16) Quad {

@@ -79,9 +79,9 @@ struct ShortRowTopK {
     int32_t list_size;
     uint32_t list_key[kListCap];
     uint32_t list_pos[kListCap];
-    alignas(16) uint32_t above_bits[kWords];  // the row's chosen entries (with a bin past the list: those above its cut)
+    alignas(16) uint32_t above_bits[kWords];  // the row's chosen entries (a bin past the list: those above its cut)
     alignas(16) uint32_t tied_bits[kWords];   // a bin past the list: the entries at its cut (chosen or not)
-    Way way;                      // the last row's
+    Way way;                                  // the last row's
   };
 
   // Clears what a row counts into and marks. Every row ends with it, after a barrier.
