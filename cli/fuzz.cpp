@@ -47,6 +47,7 @@ struct FuzzOptions {
   double mutant_seconds = 60;
   bool all_properties = false;
   std::string replay;
+  int32_t replay_attempts = 1;
   std::string out;
   bool quiet = false;
   bool list = false;
@@ -289,16 +290,21 @@ int run_fuzz(const FuzzOptions& o) {
   if (!o.replay.empty()) {
     if (c.properties.size() != 1) throw InvalidInput("property", "--replay needs exactly one --property");
     const FuzzCase fc = case_from_json(dataset::parse_json(o.replay, "replay"));  // validated before any work
-    Outcome outcome;
+    ReplayOutcome outcome;
     try {
-      outcome = replay(c.make_impl, c.properties[0], o.replay, c.make_against, c.against_options);
+      outcome = replay(c.make_impl, c.properties[0], o.replay, c.make_against, c.against_options, o.replay_attempts);
     } catch (const Interrupted&) {
       fmt::print("replay stopped by signal {}\n", stop_signal());
       return 128 + stop_signal();
     }
     fmt::print("replay {} on {}:\n{}", c.properties[0], c.impl, describe(fc));
+    // Which attempt failed, where more than one was asked for (a run-dependent failure passes some).
+    const std::string attempts =
+        o.replay_attempts == 1 ? std::string()
+        : outcome.failed_on   ? fmt::format(" on attempt {} of {}", outcome.failed_on, o.replay_attempts)
+                              : fmt::format(" ({} attempts)", outcome.attempts);
     switch (outcome.verdict) {
-      case Verdict::pass: fmt::print("PASS\n"); return kExitOk;
+      case Verdict::pass: fmt::print("PASS{}\n", attempts); return kExitOk;
       // A replay that checked nothing is not a pass.
       case Verdict::unsupported: fmt::print("UNSUPPORTED (nothing checked): {}\n", outcome.message); return kExitCheckFailed;
       case Verdict::fail:
@@ -308,7 +314,7 @@ int run_fuzz(const FuzzOptions& o) {
           keep_failed_input(*external, o.keep, f);
           if (!f.kept_input.empty()) outcome.message += "\ninput kept: " + f.kept_input;
         }
-        fmt::print("FAIL\n{}\n", outcome.message);
+        fmt::print("FAIL{}\n{}\n", attempts, outcome.message);
         return kExitCheckFailed;
     }
   }
@@ -383,6 +389,10 @@ const Registrar fuzz_registrar("fuzz", 40, [](CLI::App& app) {
       ->capture_default_str();
   sub->add_flag("--all-properties", options->all_properties, "Mutant table: run every property, not only the killer");
   sub->add_option("--replay", options->replay, "Replay one case (the JSON a failure printed) of one --property");
+  sub->add_option("--replay-attempts", options->replay_attempts,
+                  "Replay on a fresh instance up to this many times, until one fails (a run-dependent failure)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   sub->add_option("--out", options->out, "Write the results as JSON lines to this file");
   sub->add_flag("--quiet", options->quiet, "No progress line");
   sub->add_flag("--list", options->list, "List the properties, implementations and mutants");

@@ -77,8 +77,30 @@ struct PropertyRun {
   PropertyResult result;
 };
 
-std::string replay_command(const CampaignOptions& o, const std::string& property, const FuzzCase& c) {
-  return fmt::format("{} --property {} --replay {}", o.replay_prefix, property, shell_quote(to_json(c).dump()));
+// A failure that did not fail again on the first replay is printed with the
+// attempts the campaign gave it, so that the printed line finds it as often.
+std::string replay_command(const CampaignOptions& o, const std::string& property, const FuzzCase& c,
+                           int replay_attempts) {
+  const std::string attempts =
+      replay_attempts == 1 ? std::string() : fmt::format(" --replay-attempts {}", kReproduceAttempts);
+  return fmt::format("{} --property {}{} --replay {}", o.replay_prefix, property, attempts,
+                     shell_quote(to_json(c).dump()));
+}
+
+// Checks `c` on a fresh instance per attempt until one fails.
+ReplayOutcome check_until_failure(const Property& property, const MakeImpl& make_impl, const FuzzCase& c,
+                                  int attempts) {
+  ReplayOutcome r;
+  while (r.attempts < attempts) {
+    std::unique_ptr<IndexerOps> impl = make_impl();
+    static_cast<Outcome&>(r) = check_case(property, *impl, c);
+    ++r.attempts;
+    if (r.verdict == Verdict::fail) {
+      r.failed_on = r.attempts;
+      break;
+    }
+  }
+  return r;
 }
 
 // What groups equal failures: the shrunk case's kind and the message's first
@@ -193,13 +215,13 @@ std::optional<Failure> run_batch(const CampaignOptions& o, PropertyRun& run, Clo
   f.shrink_steps = state.shrink_steps;
   f.shrink_seconds = std::chrono::duration<double>(Clock::now() - state.failed_at).count();
   f.batch_seed = batch_seed;
-  f.replay = replay_command(o, property.name, f.shrunk);
   f.signature = failure_signature(f.shrunk, f.message);
   try {
-    std::unique_ptr<IndexerOps> fresh = o.make_impl();
-    f.reproduced = check_case(property, *fresh, f.shrunk).verdict == Verdict::fail;
+    f.replay_attempts = check_until_failure(property, o.make_impl, f.shrunk, kReproduceAttempts).failed_on;
+    f.reproduced = f.replay_attempts > 0;
   } catch (const Interrupted&) {
   }
+  f.replay = replay_command(o, property.name, f.shrunk, f.replay_attempts);
   if (o.on_failure) o.on_failure(f);
   return f;
 }
@@ -348,13 +370,14 @@ CampaignResult run_campaign(const CampaignOptions& o) {
   return finish();
 }
 
-Outcome replay(const std::function<std::unique_ptr<IndexerOps>()>& make_impl, const std::string& property,
-               const std::string& case_json, const MakeImpl& make_against, const AgainstOptions& against_options) {
+ReplayOutcome replay(const std::function<std::unique_ptr<IndexerOps>()>& make_impl, const std::string& property,
+                     const std::string& case_json, const MakeImpl& make_against,
+                     const AgainstOptions& against_options, int attempts) {
+  if (attempts < 1) throw InvalidInput("replay-attempts", "must be at least 1, got " + std::to_string(attempts));
   const FuzzCase c = case_from_json(dataset::parse_json(case_json, "replay"));
-  std::unique_ptr<IndexerOps> impl = make_impl();
-  if (!make_against) return check_case(find_property(property), *impl, c);
+  if (!make_against) return check_until_failure(find_property(property), make_impl, c, attempts);
   const std::vector<Property> against = against_properties(make_against, against_options);
-  return check_case(find_property_in(against, property), *impl, c);
+  return check_until_failure(find_property_in(against, property), make_impl, c, attempts);
 }
 
 }  // namespace dsa::fuzz

@@ -68,6 +68,14 @@ std::vector<MutantResult> run_mutants(const std::vector<Mutant>& mutants, const 
   return results;
 }
 
+namespace {
+// "yes" for a kill whose shrunk case failed again on its first replay; (~) a
+// later replay, (!) none of them (the lines under the table say which).
+const char* killed_mark(const Failure& f) {
+  return f.replay_attempts == 1 ? "yes" : f.replay_attempts > 1 ? "yes (~)" : "yes (!)";
+}
+}  // namespace
+
 std::string format_mutant_table(const std::vector<MutantResult>& results) {
   std::string out = fmt::format("{:<44} {:<36} {:<9} {:>7} {:>8}  {}\n", "mutant", "property", "killed", "cases",
                                 "seconds", "shrunk case");
@@ -85,7 +93,7 @@ std::string format_mutant_table(const std::vector<MutantResult>& results) {
     if (!r.killed) ++survivors;
     out += fmt::format("{:<44} {:<36} {:<9} {:>7} {:>8.2f}  {}\n", shorten(r.name, 44),
                        shorten(r.killed ? r.failure->property : r.killed_by, 36),
-                       r.killed ? (r.failure->reproduced ? "yes" : "yes (!)") : "NO", r.cases, r.seconds,
+                       r.killed ? killed_mark(*r.failure) : "NO", r.cases, r.seconds,
                        r.killed      ? summary(r.failure->shrunk)
                        : r.cases == 0 ? std::string("never ran: the mutant answers Unsupported to its ops")
                                       : std::string("-"));
@@ -93,6 +101,13 @@ std::string format_mutant_table(const std::vector<MutantResult>& results) {
   out += survivors ? fmt::format("{} mutant(s) SURVIVED\n", survivors)
                    : fmt::format("every mutant killed ({} by fuzzing, {} by a comparator self-test)\n", fuzzed,
                                  results.size() - size_t(fuzzed));
+  for (const auto& r : results) {
+    if (!r.failure || r.failure->replay_attempts == 1) continue;
+    out += r.failure->replay_attempts == 0
+               ? fmt::format("(!) {}: its shrunk case did not fail again in {} replays\n", r.name, kReproduceAttempts)
+               : fmt::format("(~) {}: its shrunk case failed again only on replay {} (run-dependent)\n", r.name,
+                             r.failure->replay_attempts);
+  }
   for (const auto& r : results)
     if (r.failure) out += fmt::format("  {}: {}\n", r.name, r.failure->replay);
   return out;
@@ -108,6 +123,7 @@ nlohmann::json mutant_record(const MutantResult& r) {
     j["summary"] = summary(r.failure->shrunk);
     j["replay"] = r.failure->replay;
     j["reproduced"] = r.failure->reproduced;
+    j["replay_attempts"] = r.failure->replay_attempts;
   }
   return j;
 }

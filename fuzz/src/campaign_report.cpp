@@ -76,6 +76,7 @@ nlohmann::json failure_record(const CampaignOptions& o, const Failure& f) {
                       {"message", f.message},
                       {"replay", f.replay},
                       {"reproduced", f.reproduced},
+                      {"replay_attempts", f.replay_attempts},
                       {"cases_to_failure", f.cases},
                       {"seconds_to_failure", f.seconds},
                       {"shrink_steps", f.shrink_steps},
@@ -110,12 +111,24 @@ nlohmann::json campaign_record(const CampaignOptions& o, const CampaignResult& r
           {"interrupted_by_signal", r.stop_signal}};
 }
 
+namespace {
+// How the shrunk case fared on its replays, where it did not fail again at once.
+std::string replay_note(const Failure& f) {
+  if (f.replay_attempts == 0)
+    return fmt::format(" (WARNING: did not fail again in {} replays on fresh instances)", kReproduceAttempts);
+  if (f.replay_attempts > 1)
+    return fmt::format(" (run-dependent: failed again only on replay {} of up to {})", f.replay_attempts,
+                       kReproduceAttempts);
+  return "";
+}
+}  // namespace
+
 std::string format_failure(const Failure& f) {
   const CaseSize size = case_size(f.shrunk);
   std::string out = fmt::format("FAIL {} after {} cases ({:.1f} s); shrunk in {} steps ({:.1f} s) to {} rows, {} visible "
                                 "columns{}\n",
                                 f.property, f.cases, f.seconds, f.shrink_steps, f.shrink_seconds, size.rows,
-                                size.max_visible, f.reproduced ? "" : " (WARNING: did not fail again on replay)");
+                                size.max_visible, replay_note(f));
   out += "  case:\n" + indent(describe(f.shrunk), "    ");
   out += "  oracle:\n" + indent(f.message, "    ");
   if (!f.kept_input.empty()) out += "  input kept: " + f.kept_input + "\n";

@@ -29,6 +29,7 @@ py::dict failure_dict(const fuzz::Failure& f) {
   d["shrink_steps"] = f.shrink_steps;
   d["shrink_seconds"] = f.shrink_seconds;
   d["reproduced"] = f.reproduced;
+  d["replay_attempts"] = f.replay_attempts;
   return d;
 }
 
@@ -72,14 +73,15 @@ py::dict run(const py::object& dispatch, const std::vector<std::string>& propert
   return out;
 }
 
-py::tuple replay(const py::object& dispatch, const std::string& property, const std::string& case_json) {
+py::tuple replay(const py::object& dispatch, const std::string& property, const std::string& case_json,
+                 int attempts) {
   auto state = std::make_shared<CampaignState>();
-  const fuzz::Outcome outcome =
-      fuzz::replay([dispatch, state] { return make_python_ops(dispatch, state); }, property, case_json);
+  const fuzz::ReplayOutcome outcome = fuzz::replay([dispatch, state] { return make_python_ops(dispatch, state); },
+                                                   property, case_json, {}, {}, attempts);
   if (state->interrupted) raise_keyboard_interrupt();
   const char* verdict = outcome.verdict == fuzz::Verdict::pass ? "pass" : outcome.verdict == fuzz::Verdict::fail ? "fail" : "unsupported";
   const fuzz::FuzzCase c = fuzz::case_from_json(nlohmann::json::parse(case_json));
-  return py::make_tuple(verdict, outcome.message, fuzz::describe(c));
+  return py::make_tuple(verdict, outcome.message, fuzz::describe(c), outcome.failed_on);
 }
 
 }  // namespace
@@ -88,7 +90,8 @@ void bind_fuzz(py::module_& m) {
   m.def("fuzz_run", &run, py::arg("dispatch"), py::arg("properties"), py::arg("seed"), py::arg("seconds"),
         py::arg("cases"), py::arg("batch_cases"), py::arg("shrink_seconds"), py::arg("shrink_steps"),
         py::arg("progress"));
-  m.def("fuzz_replay", &replay, py::arg("dispatch"), py::arg("property"), py::arg("case"));
+  m.attr("fuzz_reproduce_attempts") = fuzz::kReproduceAttempts;
+  m.def("fuzz_replay", &replay, py::arg("dispatch"), py::arg("property"), py::arg("case"), py::arg("attempts") = 1);
   m.def("indexer_ops", [] {
     std::vector<std::string> names;
     for (const Op op : all_ops()) names.emplace_back(to_string(op));

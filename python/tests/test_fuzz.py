@@ -79,6 +79,44 @@ def caught_and_shrunk(kernel, framework):
     assert dsa_oracle.replay(numpy_topk, op="topk", property=f["property"], case=f["case"]) == "pass"
 
 
+def wrong_on_call(n):
+    """numpy_topk, except that its n-th call (1-based) puts a column no row has at the head of the output."""
+    calls = [0]
+
+    def sometimes_wrong_topk(logits, ks, ke, k):
+        calls[0] += 1
+        out = numpy_topk(logits, ks, ke, k)
+        if calls[0] == n:
+            out[0, 0] = logits.shape[1] + 7
+        return out
+    return sometimes_wrong_topk
+
+
+RUN_DEPENDENT_CASE = ('{"k":4,"kind":"topk","rows":[[0,5,"few_levels",297787]],"seed":729985,"tail":"garbage",'
+                      '"width_pad":0}')
+
+
+def test_replay_tries_until_an_attempt_fails():
+    # One call per attempt: calls 1 and 2 pass, the third fails.
+    with pytest.raises(dsa_oracle.FuzzFailure, match=r"fails on the replayed case \(attempt 3 of 5\)"):
+        dsa_oracle.replay(wrong_on_call(3), op="topk", property="topk_agrees", case=RUN_DEPENDENT_CASE, attempts=5)
+    assert dsa_oracle.replay(wrong_on_call(3), op="topk", property="topk_agrees", case=RUN_DEPENDENT_CASE,
+                             attempts=2) == "pass"
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="attempts"):
+            dsa_oracle.replay(numpy_topk, op="topk", property="topk_agrees", case=RUN_DEPENDENT_CASE, attempts=bad)
+
+
+def test_a_run_dependent_failure_replays_with_the_campaigns_attempts():
+    from dsa_oracle._fuzz import replay_line
+    failure = {"property": "topk_agrees", "case": RUN_DEPENDENT_CASE}
+    at_once = replay_line(numpy_topk, "topk", dict(failure, replay_attempts=1), "numpy", None)
+    assert "attempts=" not in at_once
+    for attempts in (0, 4):
+        line = replay_line(numpy_topk, "topk", dict(failure, replay_attempts=attempts), "numpy", None)
+        assert line.endswith(", attempts=16)"), line
+
+
 def test_a_wrong_numpy_topk_is_caught_and_shrunk():
     caught_and_shrunk(numpy_topk_off_by_one, "numpy")
 

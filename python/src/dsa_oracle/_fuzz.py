@@ -234,8 +234,20 @@ def replay_line(kernel, op, failure, framework, device, relocate=False):
     if relocate:
         extra += ", relocate_pages=True"
     op_arg = "" if isinstance(kernel, dict) else f", op={op!r}"
+    if failure["replay_attempts"] != 1:  # run-dependent: the line gets as many tries as the campaign gave it
+        extra += f", attempts={_core.fuzz_reproduce_attempts}"
     return (f"dsa_oracle.replay({_name(kernel, op)}{op_arg}, property={failure['property']!r}, "
             f"case={failure['case']!r}{extra})")
+
+
+def _replay_note(failure):
+    tries = _core.fuzz_reproduce_attempts
+    if failure["replay_attempts"] == 0:
+        return f"\n  (WARNING: the shrunk case did not fail again in {tries} replays)"
+    if failure["replay_attempts"] > 1:
+        return (f"\n  (run-dependent: the shrunk case failed again only on replay {failure['replay_attempts']} "
+                f"of up to {tries})")
+    return ""
 
 
 def fuzz(kernel, op="topk", *, seconds=None, cases=None, seed=1, properties=None, framework=None, device=None,
@@ -258,7 +270,7 @@ def fuzz(kernel, op="topk", *, seconds=None, cases=None, seed=1, properties=None
         if f is None:
             continue
         f["replay"] = replay_line(kernel, op, f, framework, device, bool(relocate_pages))
-        again = "" if f["reproduced"] else "\n  (WARNING: the shrunk case did not fail again on replay)"
+        again = _replay_note(f)
         message = (f"{f['property']} failed after {f['cases']} cases ({f['seconds']:.1f} s); shrunk in "
                    f"{f['shrink_steps']} steps ({f['shrink_seconds']:.1f} s) to: {f['summary']}{again}\n"
                    f"  case:\n{_indent(f['describe'], 4)}\n  oracle:\n{_indent(f['message'], 4)}\n"
@@ -270,14 +282,19 @@ def fuzz(kernel, op="topk", *, seconds=None, cases=None, seed=1, properties=None
     return result
 
 
-def replay(kernel, op="topk", *, property, case, framework=None, device=None, relocate_pages=False):
-    """Runs one printed case of one property once; raises FuzzFailure while it fails."""
+def replay(kernel, op="topk", *, property, case, framework=None, device=None, relocate_pages=False, attempts=1):
+    """Runs one printed case of one property, up to `attempts` times until it fails (a run-dependent failure
+    passes some); raises FuzzFailure when it fails."""
+    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+        raise ValueError(f"attempts must be a whole number of at least 1, got {attempts!r}")
     kernels = _kernels(kernel, op)
     framework, device = _framework(framework, device)
     dispatch = _Dispatcher(kernels, framework, device, bool(relocate_pages))
-    verdict, message, described = _core.fuzz_replay(dispatch, property, case)
+    verdict, message, described, failed_on = _core.fuzz_replay(dispatch, property, case, attempts)
     if verdict == "fail":
-        raise FuzzFailure(f"{property} fails on the replayed case:\n{_indent(described, 4)}\n  oracle:\n{_indent(message, 4)}")
+        where = f" (attempt {failed_on} of {attempts})" if attempts > 1 else ""
+        raise FuzzFailure(f"{property} fails on the replayed case{where}:\n{_indent(described, 4)}\n"
+                          f"  oracle:\n{_indent(message, 4)}")
     if verdict == "unsupported":
         raise FuzzFailure(f"{property}: the kernel answered Unsupported on the replayed case (nothing checked)")
     return verdict

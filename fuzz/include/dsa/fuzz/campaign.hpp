@@ -78,7 +78,8 @@ struct Failure {
   int64_t shrink_steps = 0;
   double shrink_seconds = 0;
   uint64_t batch_seed = 0;
-  bool reproduced = false;  // the shrunk case failed again on a fresh instance
+  bool reproduced = false;  // the shrunk case failed again on a fresh instance (within kReproduceAttempts)
+  int replay_attempts = 0;  // the replay on which it failed again (1: the first); 0: none did
   std::string signature;    // the shrunk case and the message's first line: what groups equal failures
   int64_t occurrences = 1;  // failures of this signature found (with --keep-going)
   std::string kept_input;   // a file holding the input of the failed call, when one was kept
@@ -122,11 +123,23 @@ std::string format_failure(const Failure& f);
 // A line per property: cases, unsupported, verdict.
 std::string format_campaign(const CampaignOptions& options, const CampaignResult& r);
 
-// Replays one case (its JSON, as printed) of one property on a fresh instance.
+// A shrunk failure is replayed on fresh instances up to this many times before
+// the report calls it not reproduced: a run-dependent failure (a race among
+// ties, a read of memory nothing wrote) may pass a replay, or several.
+inline constexpr int kReproduceAttempts = 16;
+
+// A replay's verdict: that of the first attempt that failed, else of the last.
+struct ReplayOutcome : Outcome {
+  int attempts = 0;   // attempts run
+  int failed_on = 0;  // the attempt that failed (1-based); 0: none
+};
+
+// Replays one case (its JSON, as printed) of one property on a fresh instance
+// per attempt, up to `attempts` times, stopping at the first that fails.
 // With make_against, a differential property held to a fresh instance of it.
-Outcome replay(const std::function<std::unique_ptr<IndexerOps>()>& make_impl, const std::string& property,
-               const std::string& case_json, const MakeImpl& make_against = {},
-               const AgainstOptions& against_options = {});
+ReplayOutcome replay(const std::function<std::unique_ptr<IndexerOps>()>& make_impl, const std::string& property,
+                     const std::string& case_json, const MakeImpl& make_against = {},
+                     const AgainstOptions& against_options = {}, int attempts = 1);
 
 // ---- Mutants.
 struct MutantOptions {
