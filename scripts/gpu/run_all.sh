@@ -17,8 +17,8 @@
 # logs.tar.gz, and deepgemm-built.tar.xz (DeepGEMM's extension and JIT cache, to carry next time).
 #   scripts/gpu/run_all.sh [BUNDLE.tar.xz] [DEEPGEMM_SOURCE.tar.xz]
 # The bundle is made by scripts/gpu/make_bundle.sh on a CPU machine. DeepGEMM's source tarball
-# (DeepGEMM 477618c with its CUTLASS and fmt submodules' include/) is never committed; if
-# .gpu-carry/deepgemm-built.tar.xz exists it is used instead of building.
+# (DeepGEMM 477618c with its CUTLASS and fmt submodules' include/, made by scripts/gpu/pack_deepgemm.sh)
+# is never committed; if .gpu-carry/deepgemm-built.tar.xz exists it is used instead of building.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/bundle.sh"
