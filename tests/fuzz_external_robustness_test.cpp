@@ -121,7 +121,10 @@ TEST(FuzzExternalRobustness, AHangIsKilledWithItsProcessGroupAtTheTimeout) {
 
 TEST(FuzzExternalRobustness, ACommandThatCannotStartIsASetupError) {
   const RunScratch s;
-  for (const std::string& command : {std::string("python3 /nonexistent/kernel.py"), std::string("/nonexistent/kernel"),
+  // Debian's python3 by its path: a python3 on PATH may be a pyenv shim, half a second a start, and the
+  // campaign starts the command 27 times before it gives up (11 s of a CI run on such a machine).
+  for (const std::string& command : {std::string("/usr/bin/python3 /nonexistent/kernel.py"),
+                                     std::string("/nonexistent/kernel"),
                                      std::string("sh -c 'echo No module named torch >&2; exit 1'")}) {
     // The last one runs without --quiet: its failed `describe` call is noted.
     const bool noted = command.find("torch") != std::string::npos;
