@@ -111,24 +111,22 @@ nlohmann::json campaign_record(const CampaignOptions& o, const CampaignResult& r
           {"interrupted_by_signal", r.stop_signal}};
 }
 
-namespace {
-// How the shrunk case fared on its replays, where it did not fail again at once.
 std::string replay_note(const Failure& f) {
   if (f.replay_attempts == 0)
-    return fmt::format(" (WARNING: did not fail again in {} replays on fresh instances)", kReproduceAttempts);
+    return fmt::format("WARNING: did not fail again in {} replays on fresh instances", kReproduceAttempts);
   if (f.replay_attempts > 1)
-    return fmt::format(" (run-dependent: failed again only on replay {} of up to {})", f.replay_attempts,
+    return fmt::format("run-dependent: failed again only on replay {} of up to {}", f.replay_attempts,
                        kReproduceAttempts);
   return "";
 }
-}  // namespace
 
 std::string format_failure(const Failure& f) {
   const CaseSize size = case_size(f.shrunk);
+  const std::string note = replay_note(f);
   std::string out = fmt::format("FAIL {} after {} cases ({:.1f} s); shrunk in {} steps ({:.1f} s) to {} rows, {} visible "
                                 "columns{}\n",
                                 f.property, f.cases, f.seconds, f.shrink_steps, f.shrink_seconds, size.rows,
-                                size.max_visible, replay_note(f));
+                                size.max_visible, note.empty() ? "" : " (" + note + ")");
   out += "  case:\n" + indent(describe(f.shrunk), "    ");
   out += "  oracle:\n" + indent(f.message, "    ");
   if (!f.kept_input.empty()) out += "  input kept: " + f.kept_input + "\n";

@@ -30,6 +30,7 @@ py::dict failure_dict(const fuzz::Failure& f) {
   d["shrink_seconds"] = f.shrink_seconds;
   d["reproduced"] = f.reproduced;
   d["replay_attempts"] = f.replay_attempts;
+  d["replay_note"] = fuzz::replay_note(f);
   return d;
 }
 

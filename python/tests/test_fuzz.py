@@ -70,6 +70,7 @@ def caught_and_shrunk(kernel, framework):
     f = info.value.failure
     text = str(info.value)
     assert f["property"] == "topk_agrees" and f["reproduced"]
+    assert f["replay_attempts"] == 1 and f["replay_note"] == ""  # failed again on its first replay
     assert "topk: FAIL" in text and f"replay: dsa_oracle.replay({kernel.__name__}" in text
     assert f["summary"].count("[") <= 3, f["summary"]  # one or two rows left
     # The replay line runs the same case again and fails again.

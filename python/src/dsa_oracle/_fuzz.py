@@ -240,16 +240,6 @@ def replay_line(kernel, op, failure, framework, device, relocate=False):
             f"case={failure['case']!r}{extra})")
 
 
-def _replay_note(failure):
-    tries = _core.fuzz_reproduce_attempts
-    if failure["replay_attempts"] == 0:
-        return f"\n  (WARNING: the shrunk case did not fail again in {tries} replays)"
-    if failure["replay_attempts"] > 1:
-        return (f"\n  (run-dependent: the shrunk case failed again only on replay {failure['replay_attempts']} "
-                f"of up to {tries})")
-    return ""
-
-
 def fuzz(kernel, op="topk", *, seconds=None, cases=None, seed=1, properties=None, framework=None, device=None,
          progress=False, shrink_seconds=30.0, shrink_steps=5000, relocate_pages=False):
     """Fuzz `kernel` (or {op: kernel}) in-process; raises FuzzFailure on the first shrunk failure or when nothing was checked.
@@ -270,7 +260,7 @@ def fuzz(kernel, op="topk", *, seconds=None, cases=None, seed=1, properties=None
         if f is None:
             continue
         f["replay"] = replay_line(kernel, op, f, framework, device, bool(relocate_pages))
-        again = _replay_note(f)
+        again = f"\n  ({f['replay_note']})" if f["replay_note"] else ""
         message = (f"{f['property']} failed after {f['cases']} cases ({f['seconds']:.1f} s); shrunk in "
                    f"{f['shrink_steps']} steps ({f['shrink_seconds']:.1f} s) to: {f['summary']}{again}\n"
                    f"  case:\n{_indent(f['describe'], 4)}\n  oracle:\n{_indent(f['message'], 4)}\n"

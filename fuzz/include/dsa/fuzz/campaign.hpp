@@ -120,6 +120,8 @@ nlohmann::json campaign_record(const CampaignOptions& options, const CampaignRes
 
 // A failure as a person reads it: the property, the message, the shrunk case, the replay line.
 std::string format_failure(const Failure& f);
+// How the shrunk case fared on its replays where it did not fail again at once ("" where it did).
+std::string replay_note(const Failure& f);
 // A line per property: cases, unsupported, verdict.
 std::string format_campaign(const CampaignOptions& options, const CampaignResult& r);
 
