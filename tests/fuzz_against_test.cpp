@@ -78,7 +78,7 @@ TEST(FuzzAgainst, ALogitOneUlpOffFailsAgainstLogitsAndIsShrunkAndReplayed) {
   const CampaignResult r = run_campaign(against_reference(maker<OneUlpUp>(), {property::kAgainstLogits}, 50));
   const PropertyResult& p = r.properties[0];
   ASSERT_TRUE(p.failure) << "one ulp off passed " << p.cases << " cases";
-  EXPECT_TRUE(p.failure->reproduced);
+  EXPECT_TRUE(p.failure->reproduced());
   EXPECT_NE(p.failure->message.find("decode_logits: one_ulp_up (actual) versus reference (expected)"),
             std::string::npos)
       << p.failure->message;

@@ -46,7 +46,7 @@ TEST(FuzzCatalog, EveryMutantIsKilledByItsProperty) {
     EXPECT_TRUE(r.killed) << r.name << " survived " << r.cases << " cases (" << r.killed_by << ")";
     if (!r.fuzzed || !r.failure) continue;
     EXPECT_EQ(r.failure->property, r.killed_by) << r.name;
-    EXPECT_TRUE(r.failure->reproduced) << r.name;
+    EXPECT_TRUE(r.failure->reproduced()) << r.name;
     EXPECT_LT(r.seconds, 60.0) << r.name;
   }
   EXPECT_LT(seconds, 180.0);  // CI's budget for the whole catalog

@@ -57,7 +57,7 @@ TEST(FuzzExternal, TheNumpyTopkPassesAndItsOffByOneTwinIsCaughtAndShrunk) {
   const CaseSize size = case_size(p.failure->shrunk);
   EXPECT_LE(size.rows, 2) << summary(p.failure->shrunk);
   EXPECT_LE(size.max_visible, 64) << summary(p.failure->shrunk);
-  EXPECT_TRUE(p.failure->reproduced);
+  EXPECT_TRUE(p.failure->reproduced());
   EXPECT_NE(p.failure->replay.find("numpy_topk_wrong.py"), std::string::npos);
 }
 

@@ -292,7 +292,7 @@ TEST_P(FuzzOpPropertyCatches, ItsBug) {
   ASSERT_EQ(r.properties.size(), 1u);
   const PropertyResult& p = r.properties[0];
   ASSERT_TRUE(p.failure) << e.property << " ran " << p.cases << " cases without finding " << e.bug;
-  EXPECT_TRUE(p.failure->reproduced);
+  EXPECT_TRUE(p.failure->reproduced());
   EXPECT_EQ(replay(e.make, e.property, to_json(p.failure->shrunk).dump()).verdict, Verdict::fail);
   // Shrunk to a small case: a few rows (two requests of two slots for a padding bug) and few columns.
   EXPECT_LE(case_size(p.failure->shrunk).rows, 4) << format_failure(*p.failure);

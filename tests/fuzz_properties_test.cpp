@@ -151,7 +151,7 @@ TEST_P(FuzzPropertyCatches, ItsBug) {
   ASSERT_EQ(r.properties.size(), 1u);
   const PropertyResult& p = r.properties[0];
   ASSERT_TRUE(p.failure) << e.property << " ran " << p.cases << " cases without a failure";
-  EXPECT_TRUE(p.failure->reproduced);
+  EXPECT_TRUE(p.failure->reproduced());
   // The printed replay string brings back the same failing case.
   const std::string json = to_json(p.failure->shrunk).dump();
   EXPECT_NE(p.failure->replay.find(json), std::string::npos);

@@ -51,7 +51,7 @@ Failure first_failure(std::set<int> faulty) {
 TEST(FuzzReplay, AFailureThatFailsAgainAtOnceIsPlain) {
   const Failure f = first_failure({1, 2});
   EXPECT_EQ(f.cases, 1);
-  EXPECT_TRUE(f.reproduced);
+  EXPECT_TRUE(f.reproduced());
   EXPECT_EQ(f.replay_attempts, 1);
   EXPECT_EQ(f.replay.find("--replay-attempts"), std::string::npos) << f.replay;
   const std::string report = format_failure(f);
@@ -61,7 +61,7 @@ TEST(FuzzReplay, AFailureThatFailsAgainAtOnceIsPlain) {
 
 TEST(FuzzReplay, AFailureThatFailsAgainLaterIsRunDependent) {
   const Failure f = first_failure({1, 4});  // replays 1 and 2 (instances 2, 3) pass, replay 3 fails
-  EXPECT_TRUE(f.reproduced);
+  EXPECT_TRUE(f.reproduced());
   EXPECT_EQ(f.replay_attempts, 3);
   EXPECT_NE(f.replay.find("--replay-attempts 16 --replay"), std::string::npos) << f.replay;
   const std::string report = format_failure(f);
@@ -70,7 +70,7 @@ TEST(FuzzReplay, AFailureThatFailsAgainLaterIsRunDependent) {
 
 TEST(FuzzReplay, AFailureThatNeverFailsAgainIsWarnedAbout) {
   const Failure f = first_failure({1});
-  EXPECT_FALSE(f.reproduced);
+  EXPECT_FALSE(f.reproduced());
   EXPECT_EQ(f.replay_attempts, 0);
   EXPECT_NE(f.replay.find("--replay-attempts 16"), std::string::npos) << f.replay;
   const std::string report = format_failure(f);
@@ -107,7 +107,6 @@ TEST(FuzzReplay, TheMutantTableMarksKillsThatDidNotFailAgainAtOnce) {
     r.killed = true;
     r.failure = first_failure({1, 2});
     r.failure->replay_attempts = attempts;
-    r.failure->reproduced = attempts > 0;
     results.push_back(r);
   }
   const std::string table = format_mutant_table(results);

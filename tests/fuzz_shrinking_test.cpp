@@ -58,7 +58,7 @@ TEST_P(FuzzShrinking, ReachesASmallCase) {
   const CaseSize size = case_size(f.shrunk);
   EXPECT_LE(size.rows, 2) << describe(f.shrunk);
   EXPECT_LE(size.max_visible, e.max_visible) << describe(f.shrunk);
-  EXPECT_TRUE(f.reproduced);
+  EXPECT_TRUE(f.reproduced());
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -218,7 +218,6 @@ std::optional<Failure> run_batch(const CampaignOptions& o, PropertyRun& run, Clo
   f.signature = failure_signature(f.shrunk, f.message);
   try {
     f.replay_attempts = check_until_failure(property, o.make_impl, f.shrunk, kReproduceAttempts).failed_on;
-    f.reproduced = f.replay_attempts > 0;
   } catch (const Interrupted&) {
   }
   f.replay = replay_command(o, property.name, f.shrunk, f.replay_attempts);

@@ -122,7 +122,7 @@ nlohmann::json mutant_record(const MutantResult& r) {
     j["case"] = to_json(r.failure->shrunk);
     j["summary"] = summary(r.failure->shrunk);
     j["replay"] = r.failure->replay;
-    j["reproduced"] = r.failure->reproduced;
+    j["reproduced"] = r.failure->reproduced();
     j["replay_attempts"] = r.failure->replay_attempts;
   }
   return j;

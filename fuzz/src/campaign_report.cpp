@@ -75,7 +75,7 @@ nlohmann::json failure_record(const CampaignOptions& o, const Failure& f) {
                       {"summary", summary(f.shrunk)},
                       {"message", f.message},
                       {"replay", f.replay},
-                      {"reproduced", f.reproduced},
+                      {"reproduced", f.reproduced()},
                       {"replay_attempts", f.replay_attempts},
                       {"cases_to_failure", f.cases},
                       {"seconds_to_failure", f.seconds},

@@ -28,7 +28,7 @@ py::dict failure_dict(const fuzz::Failure& f) {
   d["seconds"] = f.seconds;
   d["shrink_steps"] = f.shrink_steps;
   d["shrink_seconds"] = f.shrink_seconds;
-  d["reproduced"] = f.reproduced;
+  d["reproduced"] = f.reproduced();
   d["replay_attempts"] = f.replay_attempts;
   d["replay_note"] = fuzz::replay_note(f);
   return d;

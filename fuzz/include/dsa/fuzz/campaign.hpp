@@ -78,11 +78,12 @@ struct Failure {
   int64_t shrink_steps = 0;
   double shrink_seconds = 0;
   uint64_t batch_seed = 0;
-  bool reproduced = false;  // the shrunk case failed again on a fresh instance (within kReproduceAttempts)
-  int replay_attempts = 0;  // the replay on which it failed again (1: the first); 0: none did
+  int replay_attempts = 0;  // the replay on which it failed again (1: the first); 0: none of kReproduceAttempts
   std::string signature;    // the shrunk case and the message's first line: what groups equal failures
   int64_t occurrences = 1;  // failures of this signature found (with --keep-going)
   std::string kept_input;   // a file holding the input of the failed call, when one was kept
+  // The shrunk case failed again on a fresh instance (within kReproduceAttempts).
+  bool reproduced() const { return replay_attempts > 0; }
 };
 
 struct PropertyResult {
