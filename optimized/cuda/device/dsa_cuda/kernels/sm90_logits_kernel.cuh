@@ -33,6 +33,7 @@
 
 namespace dsa::cuda::kernels {
 
+// kStepBuffers (the accurate variant): the buffers its k32 steps land in before their add, 1 or 2.
 // kRowPairs: two query rows per chain (wgmma N = 2H, the standard variant with several rows per
 // segment): the K tile is read once for both rows, one unit per step; otherwise N = H and two units
 // per step (one unit for the accurate variant, whose promotion needs a second accumulator set).
@@ -241,81 +242,116 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
       const int32_t count = __shfl_sync(0xffffffffu, last - walk.begin, 0);
       const int32_t k0 = walk_begin - seg_first;  // unit `local` is unit k0 + local of the segment
       const uint64_t q_desc = uniform_descriptor(q_tile);
-      for (int32_t local = first_local; local < count; local += int32_t(kAdvance)) {
-        const uint32_t unit_stage = stage, unit_phase = phase;
-        const uint64_t desc_a = tile_desc0 + uint64_t(unit_stage * (layout.tile_bytes >> 4));
-        stage += kAdvance;
-        if (stage >= S) stage -= S, phase ^= 1;
-        ptx::mbar_wait(&full[unit_stage], unit_phase);
-        const float scale0 = scales[unit_stage * kUnit + token0], scale1 = scales[unit_stage * kUnit + token1];
-        const int32_t k = k0 + local;
-        // my_token's entry position (compact: its candidate entry, -1 for none) and the unit's first.
-        int32_t pos, first;
-        if constexpr (kMode == LogitsMode::paged) {
-          first = k * kUnit, pos = first + my_token;
-        } else if constexpr (kMode == LogitsMode::prefill) {
-          first = block_pos[unit_stage * kMaxBlocksPerUnit], pos = first + my_token;
-        } else {
-          const int32_t base = block_pos[unit_stage * kMaxBlocksPerUnit + my_block];
-          first = 0, pos = base < 0 ? -1 : base + my_offset;
-        }
-        float* out_j = seg_out;
-        for (int32_t j = 0; j < rows; ++j, out_j += p.out_stride) {
-          const int32_t lo = bounds[2 * j], hi = bounds[2 * j + 1];
-          // A row that does not see the unit is skipped (a padded row, a shorter row of 2-D lengths),
-          // by a warp-uniform decision, so that the descriptors stay uniform values.
-          const bool unseen = kMode != LogitsMode::compact && (first >= hi || first + kUnit <= lo);
-          if (__shfl_sync(0xffffffffu, int32_t(unseen), 0)) continue;
-          const uint64_t desc_b = q_desc + uint64_t((j * kHeads * kHeadDim) >> 4);
-          float sum[kAccum], step[kAccum];
-          const auto issue = [&](int s, float(&buffer)[kAccum]) {
-            mma::fence_operands(buffer);
-            mma::wgmma_fence();
-            Mma::mma(desc_a + layout::k32_step(s), desc_b + layout::k32_step(s), buffer, 0u);
-            mma::wgmma_commit();
-          };
-          if constexpr (kStepBuffers == 1) {
-            // Step 0 straight into the sum, then each step into one buffer and its add; the other
-            // warpgroups' work covers each step's latency.
-            issue(0, sum);
+      // sum = the logits of the unit at desc_a for the query row at desc_b: ((p0 + p1) + p2) + p3 over
+      // the k32 steps' products p_s, each add an RN fp32 add, whichever buffers carry the steps.
+      const auto promote = [&](uint64_t desc_a, uint64_t desc_b, float(&sum)[kAccum]) {
+        const auto issue = [&](int s, float(&buffer)[kAccum]) {
+          mma::fence_operands(buffer);
+          mma::wgmma_fence();
+          Mma::mma(desc_a + layout::k32_step(s), desc_b + layout::k32_step(s), buffer, 0u);
+          mma::wgmma_commit();
+        };
+        if constexpr (kStepBuffers == 1) {
+          // Step 0 straight into the sum, then each step into one buffer and its add; the other
+          // warpgroups' work covers each step's latency.
+          float step[kAccum];
+          issue(0, sum);
+          mma::wgmma_wait<0>();
+          mma::fence_operands(sum);
+#pragma unroll
+          for (int s = 1; s < kSteps; ++s) {
+            issue(s, step);
             mma::wgmma_wait<0>();
-            mma::fence_operands(sum);
+            mma::fence_operands(step);
 #pragma unroll
-            for (int s = 1; s < kSteps; ++s) {
-              issue(s, step);
-              mma::wgmma_wait<0>();
-              mma::fence_operands(step);
-#pragma unroll
-              for (int i = 0; i < kAccum; ++i) sum[i] = __fadd_rn(sum[i], step[i]);
-            }
-          } else {
-            // Two step buffers, so that the fp32 add of step s overlaps the wgmma of step s + 1.
-            float other[kAccum];
-            issue(0, step);
-#pragma unroll
-            for (int s = 0; s < kSteps; ++s) {
-              if (s + 1 < kSteps) {
-                if (s % 2 == 0) issue(s + 1, other); else issue(s + 1, step);
-                mma::wgmma_wait<1>();
-              } else {
-                mma::wgmma_wait<0>();
-              }
-              const auto add = [&](float(&done)[kAccum]) {
-                mma::fence_operands(done);
-#pragma unroll
-                for (int i = 0; i < kAccum; ++i) sum[i] = s == 0 ? done[i] : __fadd_rn(sum[i], done[i]);
-              };
-              if (s % 2 == 0) add(step); else add(other);
-            }
+            for (int i = 0; i < kAccum; ++i) sum[i] = __fadd_rn(sum[i], step[i]);
           }
-          const float v = epilogue::sm90_head_sum<kHeads>(sum, w_tile + j * kHeads, quad_lane, scale0, scale1);
-          if constexpr (kMode == LogitsMode::compact) {
-            if (storer && pos >= 0 && pos < hi) out_j[k * kUnit + my_token] = v;
+        } else {
+          static_assert(kStepBuffers == 2, "one or two step buffers");
+          // Two step buffers, so that the fp32 add of step s overlaps the wgmma of step s + 1.
+          float step[kAccum], other[kAccum];
+          issue(0, step);
+#pragma unroll
+          for (int s = 0; s < kSteps; ++s) {
+            if (s + 1 < kSteps) {
+              if (s % 2 == 0) issue(s + 1, other); else issue(s + 1, step);
+              mma::wgmma_wait<1>();
+            } else {
+              mma::wgmma_wait<0>();
+            }
+            const auto add = [&](float(&done)[kAccum]) {
+              mma::fence_operands(done);
+#pragma unroll
+              for (int i = 0; i < kAccum; ++i) sum[i] = s == 0 ? done[i] : __fadd_rn(sum[i], done[i]);
+            };
+            if (s % 2 == 0) add(step); else add(other);
+          }
+        }
+      };
+      if (kMode == LogitsMode::compact || (kMode == LogitsMode::paged && rows <= 2)) {
+        // At most two rows, each window [0, L_r) (paged next_n 1 and 2, compact rows): the windows
+        // stay in registers, a second row is computed unconditionally (its stores predicated), and the
+        // stage is released as soon as the unit's last chain has read it, before its head sum.
+        const int32_t hi0 = bounds[1], hi1 = rows > 1 ? bounds[3] : 0;
+        const bool two_rows = kMode == LogitsMode::paged && __shfl_sync(0xffffffffu, int32_t(rows > 1), 0) != 0;
+        const uint64_t q_desc1 = q_desc + uint64_t((kHeads * kHeadDim) >> 4);
+        float* const out1 = seg_out + p.out_stride;
+        for (int32_t local = first_local; local < count; local += int32_t(kAdvance)) {
+          const uint32_t unit_stage = stage, unit_phase = phase;
+          const uint64_t desc_a = tile_desc0 + uint64_t(unit_stage * (layout.tile_bytes >> 4));
+          stage += kAdvance;
+          if (stage >= S) stage -= S, phase ^= 1;
+          ptx::mbar_wait(&full[unit_stage], unit_phase);
+          const float scale0 = scales[unit_stage * kUnit + token0], scale1 = scales[unit_stage * kUnit + token1];
+          const int32_t k = k0 + local;
+          // my_token's entry position (compact: its candidate entry, -1 for none) and where its logit goes.
+          int32_t pos, slot_of_row;
+          if constexpr (kMode == LogitsMode::paged) {
+            pos = k * kUnit + my_token, slot_of_row = pos;
           } else {
+            const int32_t base = block_pos[unit_stage * kMaxBlocksPerUnit + my_block];
+            pos = base < 0 ? -1 : base + my_offset, slot_of_row = k * kUnit + my_token;
+          }
+          const bool seen0 = storer && pos >= 0 && pos < hi0, seen1 = storer && pos >= 0 && pos < hi1;
+          float sum[kAccum];
+          promote(desc_a, q_desc, sum);
+          if (!two_rows) ptx::mbar_arrive(&empty[unit_stage]);
+          const float v0 = epilogue::sm90_head_sum<kHeads>(sum, w_tile, quad_lane, scale0, scale1);
+          if (seen0) seg_out[slot_of_row] = v0;
+          if (two_rows) {
+            promote(desc_a, q_desc1, sum);
+            ptx::mbar_arrive(&empty[unit_stage]);
+            const float v1 = epilogue::sm90_head_sum<kHeads>(sum, w_tile + kHeads, quad_lane, scale0, scale1);
+            if (seen1) out1[slot_of_row] = v1;
+          }
+        }
+      } else if constexpr (kMode != LogitsMode::compact) {
+        // Any number of rows (prefill groups, next_n 3 and 4): windows from shared memory, and a row
+        // that does not see the unit (a padded row, a shorter row of 2-D lengths) skipped by a
+        // warp-uniform decision, so that the descriptors stay uniform values.
+        for (int32_t local = first_local; local < count; local += int32_t(kAdvance)) {
+          const uint32_t unit_stage = stage, unit_phase = phase;
+          const uint64_t desc_a = tile_desc0 + uint64_t(unit_stage * (layout.tile_bytes >> 4));
+          stage += kAdvance;
+          if (stage >= S) stage -= S, phase ^= 1;
+          ptx::mbar_wait(&full[unit_stage], unit_phase);
+          const float scale0 = scales[unit_stage * kUnit + token0], scale1 = scales[unit_stage * kUnit + token1];
+          // The unit's first entry position, and my_token's.
+          const int32_t first =
+              kMode == LogitsMode::paged ? (k0 + local) * kUnit : block_pos[unit_stage * kMaxBlocksPerUnit];
+          const int32_t pos = first + my_token;
+          float* out_j = seg_out;
+          for (int32_t j = 0; j < rows; ++j, out_j += p.out_stride) {
+            const int32_t lo = bounds[2 * j], hi = bounds[2 * j + 1];
+            const bool unseen = first >= hi || first + kUnit <= lo;
+            if (__shfl_sync(0xffffffffu, int32_t(unseen), 0)) continue;
+            float sum[kAccum];
+            promote(desc_a, q_desc + uint64_t((j * kHeads * kHeadDim) >> 4), sum);
+            const float v = epilogue::sm90_head_sum<kHeads>(sum, w_tile + j * kHeads, quad_lane, scale0, scale1);
             if (storer && pos >= lo && pos < hi) out_j[pos] = v;
           }
+          ptx::mbar_arrive(&empty[unit_stage]);
         }
-        ptx::mbar_arrive(&empty[unit_stage]);
       }
     } else {
       // One query row a segment (paged next_n = 1, compact rows: launch_variant sends every other
