@@ -13,9 +13,9 @@
 // Every entry's logit depends on that entry alone (each wgmma row is independent), so a compact
 // unit gathered from candidate blocks gives the same bits as the dense kernel at that position.
 //
-// kAccurate: each k32 step is its own wgmma from zero (scale-d = 0), added into an fp32
-// accumulator with one RN add after every step (the dsa_sm90_accurate profile); otherwise the
-// D / 32 steps chain inside the tensor core (13-bit accumulation, the dsa_sm90 profile).
+// kAccurate: each k32 step is its own wgmma from zero, added into an fp32 sum with one RN add after
+// every step (mma/promoted_chain.cuh, the dsa_sm90_accurate profile); otherwise the D / 32 steps
+// chain inside the tensor core (13-bit accumulation, the dsa_sm90 profile).
 // kRankRows (compact only): the fused candidate launch; after its units the block ranks the compact
 // rows it completed (epilogue/rank_compact_rows.cuh).
 #pragma once
@@ -28,12 +28,13 @@
 #include "dsa_cuda/kernels/logits_params.cuh"
 #include "dsa_cuda/kernels/sm90_logits_loader.cuh"
 #include "dsa_cuda/layout/smem_desc.cuh"
+#include "dsa_cuda/mma/promoted_chain.cuh"
 #include "dsa_cuda/mma/wgmma_e4m3.cuh"
 #include "dsa_cuda/scheduler/unit_schedule.cuh"
 
 namespace dsa::cuda::kernels {
 
-// kStepBuffers (the accurate variant): the buffers its k32 steps land in before their add, 1 or 2.
+// kStepBuffers: the accurate variant's step buffers (mma/promoted_chain.cuh).
 // kRowPairs: two query rows per chain (wgmma N = 2H, the standard variant with several rows per
 // segment): the K tile is read once for both rows, one unit per step; otherwise N = H and two units
 // per step (one unit for the accurate variant, whose promotion needs a second accumulator set).
@@ -242,51 +243,9 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
       const int32_t count = __shfl_sync(0xffffffffu, last - walk.begin, 0);
       const int32_t k0 = walk_begin - seg_first;  // unit `local` is unit k0 + local of the segment
       const uint64_t q_desc = uniform_descriptor(q_tile);
-      // sum = the logits of the unit at desc_a for the query row at desc_b: ((p0 + p1) + p2) + p3 over
-      // the k32 steps' products p_s, each add an RN fp32 add, whichever buffers carry the steps.
+      // sum = the logits of the unit at desc_a for the query row at desc_b.
       const auto promote = [&](uint64_t desc_a, uint64_t desc_b, float(&sum)[kAccum]) {
-        const auto issue = [&](int s, float(&buffer)[kAccum]) {
-          mma::fence_operands(buffer);
-          mma::wgmma_fence();
-          Mma::mma(desc_a + layout::k32_step(s), desc_b + layout::k32_step(s), buffer, 0u);
-          mma::wgmma_commit();
-        };
-        if constexpr (kStepBuffers == 1) {
-          // Step 0 straight into the sum, then each step into one buffer and its add; the other
-          // warpgroups' work covers each step's latency.
-          float step[kAccum];
-          issue(0, sum);
-          mma::wgmma_wait<0>();
-          mma::fence_operands(sum);
-#pragma unroll
-          for (int s = 1; s < kSteps; ++s) {
-            issue(s, step);
-            mma::wgmma_wait<0>();
-            mma::fence_operands(step);
-#pragma unroll
-            for (int i = 0; i < kAccum; ++i) sum[i] = __fadd_rn(sum[i], step[i]);
-          }
-        } else {
-          static_assert(kStepBuffers == 2, "one or two step buffers");
-          // Two step buffers, so that the fp32 add of step s overlaps the wgmma of step s + 1.
-          float step[kAccum], other[kAccum];
-          issue(0, step);
-#pragma unroll
-          for (int s = 0; s < kSteps; ++s) {
-            if (s + 1 < kSteps) {
-              if (s % 2 == 0) issue(s + 1, other); else issue(s + 1, step);
-              mma::wgmma_wait<1>();
-            } else {
-              mma::wgmma_wait<0>();
-            }
-            const auto add = [&](float(&done)[kAccum]) {
-              mma::fence_operands(done);
-#pragma unroll
-              for (int i = 0; i < kAccum; ++i) sum[i] = s == 0 ? done[i] : __fadd_rn(sum[i], done[i]);
-            };
-            if (s % 2 == 0) add(step); else add(other);
-          }
-        }
+        mma::promoted_chain<Mma, kSteps, kStepBuffers>(desc_a, desc_b, sum);
       };
       if (kMode == LogitsMode::compact || (kMode == LogitsMode::paged && rows <= 2)) {
         // At most two rows, each window [0, L_r) (paged next_n 1 and 2, compact rows): the windows
