@@ -12,52 +12,45 @@
 namespace dsa::cuda::mma {
 
 // sum = the promoted chain of the K tile at desc_a and the Q row at desc_b over kSteps k32 steps.
-// kStepBuffers: where a step lands before its add. 1: step 0 straight into the sum, each further step
-// into one buffer (the sum and the buffer fit in the 104 registers of four math warpgroups; the other
-// warpgroups cover each step's latency). 2: two buffers in turn, so that the add of step s overlaps
-// the wgmma of step s + 1 (three math warpgroups' registers).
+// kStepBuffers: the registers a step lands in before its add (1: the 104 registers of four math
+// warpgroups hold the sum and one buffer; 2: three math warpgroups' 128). The steps issue in groups,
+// one warpgroup arrival, commit and wait a group: step 0 straight into the sum with the next
+// kStepBuffers steps into the buffers, then kStepBuffers steps at a time. The arrival before each
+// wgmma was where the math warps stalled most (bench/gpu/RESULTS.md run 17), and a step's latency is
+// covered by the other warpgroups: D = 128 takes three groups with one buffer (four arrivals before),
+// two with two.
 template <class Mma, int kSteps, int kStepBuffers>
 __device__ __forceinline__ void promoted_chain(uint64_t desc_a, uint64_t desc_b, float (&sum)[Mma::kAccum]) {
   constexpr int kAccum = Mma::kAccum;
-  const auto issue = [&](int s, float(&buffer)[kAccum]) {
-    fence_operands(buffer);
+  static_assert(kStepBuffers >= 1, "at least one step buffer");
+  float buffer[kStepBuffers][kAccum];
+  // Steps first .. first + kStepBuffers - 1 (those below kSteps) into the buffers, in one group with
+  // step 0 into the sum when first = 1; then their adds in step order.
+  const auto group = [&](int first) {
+    if (first == 1) fence_operands(sum);
+#pragma unroll
+    for (int b = 0; b < kStepBuffers; ++b)
+      if (first + b < kSteps) fence_operands(buffer[b]);
     wgmma_fence();
-    Mma::mma(desc_a + layout::k32_step(s), desc_b + layout::k32_step(s), buffer, 0u);
+    if (first == 1) Mma::mma(desc_a, desc_b, sum, 0u);
+#pragma unroll
+    for (int b = 0; b < kStepBuffers; ++b)
+      if (first + b < kSteps)
+        Mma::mma(desc_a + layout::k32_step(first + b), desc_b + layout::k32_step(first + b), buffer[b], 0u);
     wgmma_commit();
-  };
-  if constexpr (kStepBuffers == 1) {
-    float step[kAccum];
-    issue(0, sum);
     wgmma_wait<0>();
-    fence_operands(sum);
+    if (first == 1) fence_operands(sum);
 #pragma unroll
-    for (int s = 1; s < kSteps; ++s) {
-      issue(s, step);
-      wgmma_wait<0>();
-      fence_operands(step);
+    for (int b = 0; b < kStepBuffers; ++b) {
+      if (first + b < kSteps) {
+        fence_operands(buffer[b]);
 #pragma unroll
-      for (int i = 0; i < kAccum; ++i) sum[i] = __fadd_rn(sum[i], step[i]);
-    }
-  } else {
-    static_assert(kStepBuffers == 2, "one or two step buffers");
-    float step[kAccum], other[kAccum];
-    issue(0, step);
-#pragma unroll
-    for (int s = 0; s < kSteps; ++s) {
-      if (s + 1 < kSteps) {
-        if (s % 2 == 0) issue(s + 1, other); else issue(s + 1, step);
-        wgmma_wait<1>();
-      } else {
-        wgmma_wait<0>();
+        for (int i = 0; i < kAccum; ++i) sum[i] = __fadd_rn(sum[i], buffer[b][i]);
       }
-      const auto add = [&](float(&done)[kAccum]) {
-        fence_operands(done);
-#pragma unroll
-        for (int i = 0; i < kAccum; ++i) sum[i] = s == 0 ? done[i] : __fadd_rn(sum[i], done[i]);
-      };
-      if (s % 2 == 0) add(step); else add(other);
     }
-  }
+  };
+#pragma unroll
+  for (int first = 1; first < kSteps; first += kStepBuffers) group(first);
 }
 
 }  // namespace dsa::cuda::mma
