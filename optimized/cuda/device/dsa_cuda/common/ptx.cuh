@@ -112,6 +112,14 @@ __device__ __forceinline__ void tma_load_3d_hint(void* dst, const CUtensorMap* m
       : "memory");
 }
 
+// *dst = v where `store`, as one predicated instruction: ptxas branched around a plain conditional store
+// (a branch and a reconvergence point a store) in the issue-bound unit loops of the logits kernel.
+__device__ __forceinline__ void store_if(float* dst, float v, bool store) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\n@p st.global.f32 [%0], %1;\n}\n" ::"l"(dst), "f"(v),
+               "r"(uint32_t(store))
+               : "memory");
+}
+
 // Named barrier over `threads` threads (a multiple of 32) of the block.
 __device__ __forceinline__ void named_barrier(uint32_t id, uint32_t threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");

@@ -254,7 +254,8 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
         const int32_t hi0 = bounds[1], hi1 = rows > 1 ? bounds[3] : 0;
         const bool two_rows = kMode == LogitsMode::paged && __shfl_sync(0xffffffffu, int32_t(rows > 1), 0) != 0;
         const uint64_t q_desc1 = q_desc + uint64_t((kHeads * kHeadDim) >> 4);
-        float* const out1 = seg_out + p.out_stride;
+        float* const out0 = p.out + int64_t(__shfl_sync(0xffffffffu, out_row0, 0)) * p.out_stride;
+        float* const out1 = out0 + p.out_stride;
         for (int32_t local = first_local; local < count; local += int32_t(kAdvance)) {
           const uint32_t unit_stage = stage, unit_phase = phase;
           const uint64_t desc_a = tile_desc0 + uint64_t(unit_stage * (layout.tile_bytes >> 4));
@@ -276,12 +277,12 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
           promote(desc_a, q_desc, sum);
           if (!two_rows) ptx::mbar_arrive(&empty[unit_stage]);
           const float v0 = epilogue::sm90_head_sum<kHeads>(sum, w_tile, quad_lane, scale0, scale1);
-          if (seen0) seg_out[slot_of_row] = v0;
+          ptx::store_if(out0 + slot_of_row, v0, seen0);
           if (two_rows) {
             promote(desc_a, q_desc1, sum);
             ptx::mbar_arrive(&empty[unit_stage]);
             const float v1 = epilogue::sm90_head_sum<kHeads>(sum, w_tile + kHeads, quad_lane, scale0, scale1);
-            if (seen1) out1[slot_of_row] = v1;
+            ptx::store_if(out1 + slot_of_row, v1, seen1);
           }
         }
       } else if constexpr (kMode != LogitsMode::compact) {
