@@ -12,13 +12,13 @@
 namespace dsa::cuda::mma {
 
 // sum = the promoted chain of the K tile at desc_a and the Q row at desc_b over kSteps k32 steps.
-// kStepBuffers: the registers a step lands in before its add (1: the 104 registers of four math
-// warpgroups hold the sum and one buffer; 2: three math warpgroups' 128). The steps issue in groups,
-// one warpgroup arrival, commit and wait a group: step 0 straight into the sum with the next
-// kStepBuffers steps into the buffers, then kStepBuffers steps at a time. The arrival before each
-// wgmma was where the math warps stalled most (bench/gpu/RESULTS.md run 17), and a step's latency is
-// covered by the other warpgroups: D = 128 takes three groups with one buffer (four arrivals before),
-// two with two.
+// kStepBuffers: the registers a step lands in before its add (1: the sum and one buffer, in the 96
+// registers ptxas gives a thread of four math warpgroups; 2: three math warpgroups' 128). The steps
+// issue in groups, one warpgroup arrival, commit and wait a group: step 0 straight into the sum with
+// the next kStepBuffers steps into the buffers, then kStepBuffers steps at a time. The arrival before
+// each wgmma was where the math warps stalled most (bench/gpu/RESULTS.md run 17), and a step's latency
+// is covered by the other warpgroups: D = 128 takes three groups with one buffer (four arrivals
+// before), two with two.
 template <class Mma, int kSteps, int kStepBuffers>
 __device__ __forceinline__ void promoted_chain(uint64_t desc_a, uint64_t desc_b, float (&sum)[Mma::kAccum]) {
   constexpr int kAccum = Mma::kAccum;
