@@ -106,7 +106,8 @@ inline int experiment() {
 template <int kHeads, int kHeadDim, bool kAccurate, LogitsMode kMode, bool kRowPairs, bool kRankRows = false>
 void launch_kernel(const LogitsParams& p, const DeviceInfo& d, cudaStream_t stream) {
   constexpr int kMathWG = math_warpgroups(kAccurate, kRowPairs);
-  // The accurate variant's promotion with one step buffer: the sum and the buffer fit in 104 registers.
+  // The accurate variant's promotion with one step buffer: the sum and the buffer fit in the 96 registers
+  // ptxas gives four math warpgroups (mma/promoted_chain.cuh).
   constexpr int kStepBuffers = kAccurate ? 1 : 2;
 #ifdef DSA_SM90_EXPERIMENT
   if constexpr (kHeads == 64 && kHeadDim == 128 && kMode == LogitsMode::paged && kMathWG == 4 && !kRankRows) {
