@@ -43,8 +43,12 @@ inline void require_shape(int32_t heads, int32_t head_dim) {
 
 // Math warpgroups of a launch's kernel (launch_variant's choice): four where a warpgroup computes one
 // unit at a time (two rows per chain, or the accurate variant's promoted steps), so that four units
-// are in flight per SM as in DeepGEMM's kernel; three where it pairs units (two chains per wait).
-constexpr int math_warpgroups(bool accurate, bool row_pairs) { return accurate || row_pairs ? 4 : 3; }
+// are in flight per SM as in DeepGEMM's kernel; three where it pairs units (two chains per wait), and
+// in the fused candidate launch (rank_rows) of either variant: its ranking after the units spilled in
+// the 96 registers ptxas gives four (the accurate kernel: 352 bytes at H 64, D 128; none in three's 128).
+constexpr int math_warpgroups(bool accurate, bool row_pairs, bool rank_rows) {
+  return (accurate || row_pairs) && !rank_rows ? 4 : 3;
+}
 
 // Stages of the K ring (kernels::ring_length: a multiple of the pipelines, as deep as fits); refuses
 // a Q too large to leave room for a ring.
@@ -105,9 +109,9 @@ inline int experiment() {
 #endif
 template <int kHeads, int kHeadDim, bool kAccurate, LogitsMode kMode, bool kRowPairs, bool kRankRows = false>
 void launch_kernel(const LogitsParams& p, const DeviceInfo& d, cudaStream_t stream) {
-  constexpr int kMathWG = math_warpgroups(kAccurate, kRowPairs);
-  // The accurate variant's promotion with one step buffer: the sum and the buffer fit in the 96 registers
-  // ptxas gives four math warpgroups (mma/promoted_chain.cuh).
+  constexpr int kMathWG = math_warpgroups(kAccurate, kRowPairs, kRankRows);
+  // The accurate variant's promotion: one step buffer beside the sum, in the 96 registers ptxas gives
+  // four math warpgroups (mma/promoted_chain.cuh).
   constexpr int kStepBuffers = kAccurate ? 1 : 2;
 #ifdef DSA_SM90_EXPERIMENT
   if constexpr (kHeads == 64 && kHeadDim == 128 && kMode == LogitsMode::paged && kMathWG == 4 && !kRankRows) {
