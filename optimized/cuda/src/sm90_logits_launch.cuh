@@ -110,8 +110,8 @@ inline int experiment() {
 template <int kHeads, int kHeadDim, bool kAccurate, LogitsMode kMode, bool kRowPairs, bool kRankRows = false>
 void launch_kernel(const LogitsParams& p, const DeviceInfo& d, cudaStream_t stream) {
   constexpr int kMathWG = math_warpgroups(kAccurate, kRowPairs, kRankRows);
-  // The accurate variant's promotion: one step buffer beside the sum, in the 96 registers ptxas gives
-  // four math warpgroups (mma/promoted_chain.cuh).
+  // The accurate variant's promotion: one step buffer beside the sum, which fits the 96 registers ptxas
+  // gives four math warpgroups (mma/promoted_chain.cuh); the fused launch's three keep one too.
   constexpr int kStepBuffers = kAccurate ? 1 : 2;
 #ifdef DSA_SM90_EXPERIMENT
   if constexpr (kHeads == 64 && kHeadDim == 128 && kMode == LogitsMode::paged && kMathWG == 4 && !kRankRows) {
