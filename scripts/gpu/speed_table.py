@@ -27,15 +27,21 @@ def main():
         tbps = kb / (us * 1e-6) / 1e12
         rows.append({'batch': key[0], 'context': key[1], 'next_n': key[2], 'us_dsa_sm90': us,
                      'us_dsa_sm90_accurate': acc, 'us_deepgemm': d, 'speedup_vs_deepgemm': (d / us) if d else None,
-                     'accurate_over_ours': acc / us, 'k_tbps': tbps, 'read_fraction': tbps / read,
-                     'deepgemm_k_tbps': (kb / (d * 1e-6) / 1e12) if d else None, 'us_schedule': s['us_schedule']})
+                     # the median of the rounds' ratios (logits_speed times the two in turn), else of the medians
+                     'accurate_over_ours': s.get('accurate_over_ours', acc / us), 'k_tbps': tbps,
+                     'read_fraction': tbps / read, 'deepgemm_k_tbps': (kb / (d * 1e-6) / 1e12) if d else None,
+                     'us_schedule': s['us_schedule'], 'mhz': (s.get('mhz_dsa_sm90'), s.get('mhz_dsa_sm90_accurate')),
+                     'power_capped': (s.get('power_capped_dsa_sm90'), s.get('power_capped_dsa_sm90_accurate'))})
     meta = dict(kv.split('=', 1) for kv in args.meta)
-    meta.update({'gpu': ours['gpu'], 'driver': ours['driver'], 'read_tbps': read, 'iters': ours['iters']})
+    meta.update({'gpu': ours['gpu'], 'driver': ours['driver'], 'read_tbps': read, 'iters': ours['iters'],
+                 'rounds': ours.get('rounds', 1), 'clock': ours.get('clock', 'not sampled')})
+    clocked = any(r['mhz'][0] for r in rows)
     json.dump({'meta': meta, 'rows': rows}, open(args.json, 'w'), indent=1)
     with open(args.md, 'w') as f:
         f.write('| batch x context | next_n | dsa_sm90 us | DeepGEMM us | DeepGEMM / ours | K TB/s (ours) | '
-                'of read BW | DeepGEMM K TB/s | accurate us | accurate / ours |\n')
-        f.write('|---|---|---|---|---|---|---|---|---|---|\n')
+                'of read BW | DeepGEMM K TB/s | accurate us | accurate / ours |' +
+                (' SM MHz ours / accurate | power-capped ours / accurate |\n' if clocked else '\n'))
+        f.write('|---|---|---|---|---|---|---|---|---|---|' + ('---|---|\n' if clocked else '\n'))
         for r in rows:
             d = r['us_deepgemm']
             f.write(f"| {r['batch']} x {r['context'] // 1024}k | {r['next_n']} | {r['us_dsa_sm90']:.1f} | "
@@ -43,10 +49,21 @@ def main():
                     f"| {r['batch']} x {r['context'] // 1024}k | {r['next_n']} | {r['us_dsa_sm90']:.1f} | n/a | n/a | ")
             f.write(f"{r['k_tbps']:.2f} | {100 * r['read_fraction']:.0f} % | "
                     f"{(format(r['deepgemm_k_tbps'], '.2f') if d else 'n/a')} | {r['us_dsa_sm90_accurate']:.1f} | "
-                    f"{r['accurate_over_ours']:.3f} |\n")
+                    f"{r['accurate_over_ours']:.3f} |")
+            if clocked:
+                (m0, m1), (c0, c1) = r['mhz'], r['power_capped']
+                f.write(f" {m0} / {m1} | {100 * (c0 or 0):.0f} % / {100 * (c1 or 0):.0f} % |")
+            f.write('\n')
         f.write(f"\nRead bandwidth (4 GiB reduction, same run): {read:.2f} TB/s. Median of {ours['iters']} "
                 "CUDA-graph replays of 8 launches each (CUDA events) after warm-up, the K cache rotated over >= 4x "
-                "the L2; DeepGEMM timed the same way (scripts/gpu/deepgemm_bench.py).\n")
+                "the L2; DeepGEMM timed the same way (scripts/gpu/deepgemm_bench.py).")
+        if meta['rounds'] > 1:
+            f.write(f" Ours: the median of {meta['rounds']} rounds, dsa_sm90 and the accurate variant timed in turn; "
+                    "accurate / ours is the median of the rounds' ratios.")
+        if clocked:
+            f.write(" SM MHz: the median of the SM clock sampled (NVML, every 2 ms) while each was timed; "
+                    "power-capped: the share of those samples with a power-cap reason active.")
+        f.write('\n')
     print(open(args.md).read())
 
 
