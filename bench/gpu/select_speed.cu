@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "dsa/optimized/cuda/select.hpp"
+#include "gpu_clock.hpp"
 #include "gpu_timing.cuh"
 #include "select_inputs.cuh"
 #include "select_launch.cuh"
@@ -412,6 +413,11 @@ int main(int argc, char** argv) {
   const double bw = dsa::bench_gpu::read_bandwidth_gbs(132 * 8, stream);
   std::printf("device %s, %d SMs, L2 %d MB, read bandwidth %.0f GB/s\n", prop.name, prop.multiProcessorCount,
               prop.l2CacheSize >> 20, bw);
+  // The SM clock over the whole table (gpu_clock.hpp): the latency-bound kernels' times follow it.
+  std::string no_clock;
+  dsa::bench_gpu::ClockSampler::open(dsa::bench_gpu::current_pci_bus_id(), no_clock);
+  dsa::bench_gpu::ClockSampler sampler;
+  sampler.start();
 
   std::vector<Shape> shapes = decode_shapes;
   std::vector<int> ks = {512, 2048};
@@ -595,13 +601,23 @@ int main(int argc, char** argv) {
   CHECK(cudaFree(persistent_ws));
 #endif
   const std::string candidates = candidate_part(bw, reps, prop, stream, sweep, candidate_rows);
+  const dsa::bench_gpu::ClockStats clock = sampler.stop();
+  if (clock.samples > 0)
+    std::printf("SM clock while timed: median %u MHz (%u-%u), %.0f W, power-capped in %.0f%% of %d samples\n",
+                clock.median_mhz, clock.min_mhz, clock.max_mhz, clock.median_watts, 100 * clock.power_capped,
+                clock.samples);
+  else
+    std::printf("SM clock: not sampled (%s)\n", no_clock.c_str());
   if (!json.empty()) {
     FILE* f = std::fopen(json.c_str(), "w");
     if (!f) return 1;
     std::fprintf(f,
-                 "{\"device\": \"%s\", \"sms\": %d, \"read_bandwidth_gbs\": %.1f,\n  \"decode_top_k\": [\n    %s\n  ],\n"
+                 "{\"device\": \"%s\", \"sms\": %d, \"read_bandwidth_gbs\": %.1f,\n"
+                 "  \"clock\": {\"samples\": %d, \"median_mhz\": %u, \"min_mhz\": %u, \"max_mhz\": %u, "
+                 "\"median_watts\": %.1f, \"power_capped\": %.3f},\n  \"decode_top_k\": [\n    %s\n  ],\n"
                  "  \"candidates\": [\n    %s\n  ]}\n",
-                 prop.name, prop.multiProcessorCount, bw, records.c_str(), candidates.c_str());
+                 prop.name, prop.multiProcessorCount, bw, clock.samples, clock.median_mhz, clock.min_mhz,
+                 clock.max_mhz, clock.median_watts, clock.power_capped, records.c_str(), candidates.c_str());
     std::fclose(f);
   }
   return 0;

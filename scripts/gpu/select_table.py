@@ -9,6 +9,15 @@ import argparse
 import json
 
 
+def clock_text(ours):
+    """The SM clock select_speed sampled while it timed (NVML), as a sentence; empty where it was not sampled."""
+    c = ours.get("clock") or {}
+    if not c.get("samples"):
+        return ""
+    return (f"SM clock while timed: median {c['median_mhz']} MHz ({c['min_mhz']}-{c['max_mhz']}), "
+            f"{c['median_watts']:.0f} W, power-capped in {100 * c['power_capped']:.0f} % of {c['samples']} samples. ")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("select_json")
@@ -44,7 +53,7 @@ def main():
         "",
         f"Date {meta.get('date', '?')}, GPU {ours.get('device', '?')} ({ours.get('sms', '?')} SMs), driver "
         f"{meta.get('driver_smi', meta.get('driver', '?'))}, commit {meta.get('commit', '?')}, torch {torch.get('torch', '?')}. Read "
-        f"bandwidth measured in the same run: {ours.get('read_bandwidth_gbs', 0):.0f} GB/s. Times are medians of "
+        f"bandwidth measured in the same run: {ours.get('read_bandwidth_gbs', 0):.0f} GB/s. {clock_text(ours)}Times are medians of "
         "CUDA-graph replays (CUDA events), inputs rotated over several times the L2. Floor: rows x columns x 4 bytes "
         "at the measured read bandwidth. `ours` is `cuda_select` (its dispatch: `row` yes is the row kernel, a block "
         "per row, no the group kernel, a row per cluster of `G` blocks, one block per SM), `row us` and `group us` "
