@@ -35,6 +35,7 @@
 
 namespace {
 
+using dsa::bench_gpu::download;
 using dsa::common::CandidateMaskRows;
 using dsa::common::RowSpan;
 using dsa::common::select::BlockScores;
@@ -45,12 +46,6 @@ using dsa::cuda::Sm90Variant;
 
 constexpr int kHeads = 64, kHeadDim = 128, kContext = 131072;
 constexpr int32_t kCandidateEntries = 16384, kTopk = 512;  // 2048 blocks of 8 by default
-
-std::vector<int32_t> download(const int32_t* d, size_t n) {
-  std::vector<int32_t> h(n);
-  CHECK(cudaMemcpy(h.data(), d, n * sizeof(int32_t), cudaMemcpyDeviceToHost));
-  return h;
-}
 
 // The compact launch's reads without its work, at gather_floor's method: the byte offsets of the step's
 // candidate blocks resolved on the host (so that no lookup's latency is in the way), then a warp a block

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -31,6 +32,13 @@ __global__ void __launch_bounds__(512) read_all(const uint4* p, size_t n, uint4*
     acc.x ^= v.x, acc.y ^= v.y, acc.z ^= v.z, acc.w ^= v.w;
   }
   if ((acc.x ^ acc.y ^ acc.z ^ acc.w) == 0x9e3779b9u) sink[blockIdx.x] = acc;
+}
+
+// n int32 values of device memory, copied to the host (after the work before it on the device).
+inline std::vector<int32_t> download(const int32_t* d, size_t n) {
+  std::vector<int32_t> h(n);
+  CHECK(cudaMemcpy(h.data(), d, n * sizeof(int32_t), cudaMemcpyDeviceToHost));
+  return h;
 }
 
 inline float median(std::vector<float> v) {

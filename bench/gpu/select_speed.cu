@@ -70,18 +70,13 @@ using dsa::common::select::TreeOutput;
 using dsa::common::select::TreePlan;
 using dsa::cuda::SelectSource;
 using namespace dsa::bench_gpu::select_inputs;
+using dsa::bench_gpu::download;
 
 // launch(i) for i in [0, per_replay) captured in one graph; returns the median
 // replay time divided by per_replay, in microseconds.
 template <class F>
 float time_us(F&& launch, int per_replay, int reps, cudaStream_t stream) {
   return dsa::bench_gpu::graph_median_us([&](int i, cudaStream_t) { launch(i); }, per_replay, reps, 1, stream);
-}
-
-std::vector<int32_t> download(const int32_t* d, size_t n) {
-  std::vector<int32_t> h(n);
-  CHECK(cudaMemcpy(h.data(), d, n * sizeof(int32_t), cudaMemcpyDeviceToHost));
-  return h;
 }
 
 #if DSA_BENCH_VLLM
@@ -498,27 +493,21 @@ int main(int argc, char** argv) {
         const float t_cluster = time_us(cluster, sets, reps, stream);
         const float t_two = time_us(ours2, sets, reps, stream);
         const float t_tree = time_us(tree, sets, reps, stream);
-        // The three kernels' outputs on one input: the same array.
-        tree(0);
-        CHECK(cudaStreamSynchronize(stream));
-        const auto from_tree = download(out_tree, size_t(s.rows) * k);
-        ours2(0);
-        CHECK(cudaStreamSynchronize(stream));
-        const auto from_two = download(out, size_t(s.rows) * k);
-        row(0);
-        CHECK(cudaStreamSynchronize(stream));
-        const auto from_row = download(out, size_t(s.rows) * k);
-        cluster(0);
-        CHECK(cudaStreamSynchronize(stream));
-        const auto from_cluster = download(out, size_t(s.rows) * k);
-        // Determinism: the same input twice, bit for bit.
-        ours(0);
-        CHECK(cudaStreamSynchronize(stream));
-        const auto first = download(out, size_t(s.rows) * k);
+        // A kernel's output array on input set 0.
+        const auto output_of = [&](auto& launch, const int32_t* buffer) {
+          launch(0);
+          CHECK(cudaStreamSynchronize(stream));
+          return download(buffer, size_t(s.rows) * k);
+        };
+        // The kernels' outputs on one input: the same array.
+        const auto from_tree = output_of(tree, out_tree);
+        const auto from_two = output_of(ours2, out);
+        const auto from_row = output_of(row, out);
+        const auto from_cluster = output_of(cluster, out);
+        // Determinism: the same input twice (another between them), bit for bit.
+        const auto first = output_of(ours, out);
         ours(1);
-        ours(0);
-        CHECK(cudaStreamSynchronize(stream));
-        const bool det = first == download(out, size_t(s.rows) * k);
+        const bool det = first == output_of(ours, out);
         int64_t tree_differs = 0;
         for (int64_t r = 0; r < s.rows; ++r) {
           auto same = [&](const std::vector<int32_t>& other) {
@@ -534,13 +523,9 @@ int main(int argc, char** argv) {
                                                stream);
         };
         t_vllm = time_us(vllm, sets, reps, stream);
-        vllm(0);
-        CHECK(cudaStreamSynchronize(stream));
-        const auto v1 = download(out_vllm, size_t(s.rows) * k);
+        const auto v1 = output_of(vllm, out_vllm);
         vllm(1);
-        vllm(0);
-        CHECK(cudaStreamSynchronize(stream));
-        vllm_runs_differ = rows_differing(v1, download(out_vllm, size_t(s.rows) * k), s.rows, k);
+        vllm_runs_differ = rows_differing(v1, output_of(vllm, out_vllm), s.rows, k);
         vs_vllm = rows_differing(first, v1, s.rows, k);
 #endif
         // vLLM's persistent_topk op (the k it takes): time, run-to-run sets, sets against ours.
@@ -553,13 +538,9 @@ int main(int argc, char** argv) {
                                             persistent_ws, stream);
           };
           t_pers = time_us(pers, sets, reps, stream);
-          pers(0);
-          CHECK(cudaStreamSynchronize(stream));
-          const auto p1 = download(out_vllm, size_t(s.rows) * k);
+          const auto p1 = output_of(pers, out_vllm);
           pers(1);
-          pers(0);
-          CHECK(cudaStreamSynchronize(stream));
-          pers_runs_differ = rows_differing(p1, download(out_vllm, size_t(s.rows) * k), s.rows, k);
+          pers_runs_differ = rows_differing(p1, output_of(pers, out_vllm), s.rows, k);
           vs_pers = rows_differing(first, p1, s.rows, k);
         }
 #endif
