@@ -7,28 +7,18 @@
 // 18-22); a ratio of two kernels' times means little without the clocks each ran at.
 #pragma once
 
-#include <cuda_runtime.h>
 #include <dlfcn.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 namespace dsa::bench_gpu {
-
-// The PCI bus id of the current CUDA device ("0000:19:00.0"), by which NVML finds the same device
-// (NVML's and CUDA's device numbering may differ); empty if CUDA does not say.
-inline std::string current_pci_bus_id() {
-  int device = 0;
-  char bus[64] = {};
-  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetPCIBusId(bus, int(sizeof bus), device) != cudaSuccess)
-    return {};
-  return bus;
-}
 
 // What one measurement's samples say. `samples` is 0 where NVML was not available.
 struct ClockStats {
@@ -40,16 +30,55 @@ struct ClockStats {
 };
 
 // NVML's C interface, the few calls used here (nvml.h: nvmlReturn_t is an int, NVML_SUCCESS 0; a device
-// is an opaque pointer; the clock-event reasons are a bit mask).
+// is an opaque pointer; the clock-event reasons are a bit mask). Opened once on the main thread, then
+// only read (NVML's calls are thread-safe).
 class Nvml {
  public:
-  // The one instance: opened on the main thread (open()) before any sampling starts, then only read.
-  static Nvml& get() {
-    static Nvml nvml;
-    return nvml;
+  // nvmlClocksEventReason*: SwPowerCap 0x4, HwSlowdown 0x8, SwThermalSlowdown 0x20, HwThermalSlowdown 0x40,
+  // HwPowerBrakeSlowdown 0x80.
+  static constexpr uint64_t kPowerCap = 0x4 | 0x8 | 0x80;
+  static constexpr uint64_t kThermal = 0x20 | 0x40;
+
+  // `library`: the driver's, or another of the same interface (the tests' stand-in).
+  explicit Nvml(const char* library = "libnvidia-ml.so.1") {
+    handle_ = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+    if (!handle_) {
+      why_ = std::string(library) + " not found";
+      return;
+    }
+    using Init = int (*)();
+    const auto init = reinterpret_cast<Init>(dlsym(handle_, "nvmlInit_v2"));
+    by_pci_ = reinterpret_cast<ByPci>(dlsym(handle_, "nvmlDeviceGetHandleByPciBusId_v2"));
+    clock_info_ = reinterpret_cast<ClockInfo>(dlsym(handle_, "nvmlDeviceGetClockInfo"));
+    power_usage_ = reinterpret_cast<PowerUsage>(dlsym(handle_, "nvmlDeviceGetPowerUsage"));
+    reasons_ = reinterpret_cast<Reasons>(dlsym(handle_, "nvmlDeviceGetCurrentClocksEventReasons"));
+    if (!reasons_) reasons_ = reinterpret_cast<Reasons>(dlsym(handle_, "nvmlDeviceGetCurrentClocksThrottleReasons"));
+    if (!init || !by_pci_ || !clock_info_ || !power_usage_ || !reasons_ || init() != 0) {
+      why_ = std::string(library) + " did not initialise";
+      dlclose(handle_);
+      handle_ = nullptr;
+    }
+  }
+  ~Nvml() {
+    if (handle_) dlclose(handle_);
+  }
+  Nvml(const Nvml&) = delete;
+  Nvml& operator=(const Nvml&) = delete;
+
+  // The device at CUDA's PCI bus id ("0000:19:00.0"): NVML's numbering of devices may differ from CUDA's.
+  bool open(const std::string& pci_bus_id) {
+    if (!handle_) return false;
+    void* device = nullptr;
+    if (by_pci_(pci_bus_id.c_str(), &device) != 0 || !device) {
+      why_ = "NVML has no device at PCI bus id '" + pci_bus_id + "'";
+      return false;
+    }
+    device_ = device;
+    return true;
   }
   bool ok() const { return device_ != nullptr; }
-  std::string why_absent() const { return why_; }
+  const std::string& why_absent() const { return why_; }
+
   unsigned sm_clock_mhz() const {
     unsigned mhz = 0;
     return clock_info_(device_, kClockSm, &mhz) == 0 ? mhz : 0;
@@ -60,73 +89,31 @@ class Nvml {
   }
   uint64_t reasons() const {
     unsigned long long r = 0;
-    return throttle_reasons_(device_, &r) == 0 ? uint64_t(r) : 0;
-  }
-  // nvmlClocksEventReason*: SwPowerCap 0x4, HwSlowdown 0x8, SwThermalSlowdown 0x20, HwThermalSlowdown 0x40,
-  // HwPowerBrakeSlowdown 0x80.
-  static constexpr uint64_t kPowerCap = 0x4 | 0x8 | 0x80;
-  static constexpr uint64_t kThermal = 0x20 | 0x40;
-
-  // The device of CUDA's PCI bus id ("0000:19:00.0").
-  bool open(const std::string& pci_bus_id) {
-    if (!handle_) return false;
-    using ByPci = int (*)(const char*, void**);
-    const auto by_pci = reinterpret_cast<ByPci>(dlsym(handle_, "nvmlDeviceGetHandleByPciBusId_v2"));
-    void* device = nullptr;
-    if (!by_pci || by_pci(pci_bus_id.c_str(), &device) != 0 || !device) {
-      why_ = "NVML has no device at PCI bus id " + pci_bus_id;
-      return false;
-    }
-    device_ = device;
-    return true;
+    return reasons_(device_, &r) == 0 ? uint64_t(r) : 0;
   }
 
  private:
   static constexpr int kClockSm = 1;  // NVML_CLOCK_SM
+  using ByPci = int (*)(const char*, void**);
   using ClockInfo = int (*)(void*, int, unsigned*);
   using PowerUsage = int (*)(void*, unsigned*);
   using Reasons = int (*)(void*, unsigned long long*);
-
-  Nvml() {
-    handle_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!handle_) {
-      why_ = "libnvidia-ml.so.1 not found";
-      return;
-    }
-    using Init = int (*)();
-    const auto init = reinterpret_cast<Init>(dlsym(handle_, "nvmlInit_v2"));
-    clock_info_ = reinterpret_cast<ClockInfo>(dlsym(handle_, "nvmlDeviceGetClockInfo"));
-    power_usage_ = reinterpret_cast<PowerUsage>(dlsym(handle_, "nvmlDeviceGetPowerUsage"));
-    throttle_reasons_ = reinterpret_cast<Reasons>(dlsym(handle_, "nvmlDeviceGetCurrentClocksEventReasons"));
-    if (!throttle_reasons_)
-      throttle_reasons_ = reinterpret_cast<Reasons>(dlsym(handle_, "nvmlDeviceGetCurrentClocksThrottleReasons"));
-    if (!init || !clock_info_ || !power_usage_ || !throttle_reasons_ || init() != 0) {
-      why_ = "NVML did not initialise";
-      handle_ = nullptr;
-    }
-  }
   void* handle_ = nullptr;
   void* device_ = nullptr;
+  ByPci by_pci_ = nullptr;
   ClockInfo clock_info_ = nullptr;
   PowerUsage power_usage_ = nullptr;
-  Reasons throttle_reasons_ = nullptr;
+  Reasons reasons_ = nullptr;
   std::string why_;
 };
 
-// Samples the clock every `period` on a thread of its own from start() to stop().
+// Samples the clock of an opened device every `period` on a thread of its own from start() to stop(),
+// and once at each end, so that a measurement shorter than a period has two samples. Without a device
+// every stop() returns samples = 0.
 class ClockSampler {
  public:
-  // Opens the NVML device of `pci_bus_id` once; without it every stop() returns samples = 0.
-  static bool open(const std::string& pci_bus_id, std::string& why_absent) {
-    Nvml& nvml = Nvml::get();
-    if (!nvml.ok() && !nvml.open(pci_bus_id)) {
-      why_absent = nvml.why_absent();
-      return false;
-    }
-    return true;
-  }
-
-  explicit ClockSampler(std::chrono::microseconds period = std::chrono::microseconds(2000)) : period_(period) {}
+  explicit ClockSampler(const Nvml& nvml, std::chrono::microseconds period = std::chrono::microseconds(2000))
+      : nvml_(nvml), period_(period) {}
   ~ClockSampler() { stop(); }
   ClockSampler(const ClockSampler&) = delete;
   ClockSampler& operator=(const ClockSampler&) = delete;
@@ -134,21 +121,25 @@ class ClockSampler {
   void start() {
     stop();
     samples_.clear();
-    if (!Nvml::get().ok()) return;
+    if (!nvml_.ok()) return;
+    sample();
     running_ = true;
     thread_ = std::thread([this] {
-      const Nvml& nvml = Nvml::get();
-      while (running_) {
-        samples_.push_back({nvml.sm_clock_mhz(), nvml.watts(), nvml.reasons()});
-        std::this_thread::sleep_for(period_);
-      }
+      std::unique_lock<std::mutex> lock(mutex_);
+      // A period's wait that stop() cuts short, so that stopping never waits for a period.
+      while (!wake_.wait_for(lock, period_, [this] { return !running_; })) sample();
     });
   }
 
   ClockStats stop() {
     if (thread_.joinable()) {
-      running_ = false;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        running_ = false;
+      }
+      wake_.notify_all();
       thread_.join();
+      sample();
     }
     ClockStats s;
     s.samples = int(samples_.size());
@@ -177,8 +168,12 @@ class ClockSampler {
     double watts;
     uint64_t reasons;
   };
+  void sample() { samples_.push_back({nvml_.sm_clock_mhz(), nvml_.watts(), nvml_.reasons()}); }
+  const Nvml& nvml_;
   std::chrono::microseconds period_;
-  std::atomic<bool> running_{false};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool running_ = false;  // under mutex_ while the thread runs
   std::thread thread_;
   std::vector<Sample> samples_;
 };

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #define CHECK(call)                                                                              \
@@ -32,6 +33,16 @@ __global__ void __launch_bounds__(512) read_all(const uint4* p, size_t n, uint4*
     acc.x ^= v.x, acc.y ^= v.y, acc.z ^= v.z, acc.w ^= v.w;
   }
   if ((acc.x ^ acc.y ^ acc.z ^ acc.w) == 0x9e3779b9u) sink[blockIdx.x] = acc;
+}
+
+// The PCI bus id of the current CUDA device ("0000:19:00.0"), by which NVML (gpu_clock.hpp) finds the
+// same device; empty if CUDA does not say.
+inline std::string current_pci_bus_id() {
+  int device = 0;
+  char bus[64] = {};
+  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetPCIBusId(bus, int(sizeof bus), device) != cudaSuccess)
+    return {};
+  return bus;
 }
 
 // n int32 values of device memory, copied to the host (after the work before it on the device).

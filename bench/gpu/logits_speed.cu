@@ -62,8 +62,8 @@ struct Timed {
 };
 
 template <class F>
-void time_round(Timed& t, F&& launch, int reps, int warmup) {
-  bench_gpu::ClockSampler sampler;
+void time_round(Timed& t, const bench_gpu::Nvml& nvml, F&& launch, int reps, int warmup) {
+  bench_gpu::ClockSampler sampler(nvml);
   sampler.start();
   t.us.push_back(time_median_us(launch, reps, warmup));
   t.clock.push_back(sampler.stop());
@@ -131,8 +131,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   const int H = 64, D = 128;
-  std::string no_clock;
-  if (bench_gpu::ClockSampler::open(bench_gpu::current_pci_bus_id(), no_clock))
+  bench_gpu::Nvml nvml;
+  const bool clocked = nvml.open(bench_gpu::current_pci_bus_id());
+  const std::string no_clock = clocked ? "" : nvml.why_absent();
+  if (clocked)
     std::printf("clock: sampled through NVML every 2 ms while each variant is timed\n");
   else
     std::printf("clock: not sampled (%s)\n", no_clock.c_str());
@@ -166,13 +168,13 @@ int main(int argc, char** argv) {
           [&](int i, cudaStream_t st) { dsa::cuda::sm90_paged_schedule(at_set(i), schedule, st); }, iters, 2);
       for (int round = 0; round < rounds; ++round) {
         time_round(
-            r.standard,
+            r.standard, nvml,
             [&](int i, cudaStream_t st) {
               dsa::cuda::sm90_paged_logits(at_set(i), dsa::cuda::Sm90Variant::standard, schedule, logits, false, st);
             },
             iters, 2);
         time_round(
-            r.accurate,
+            r.accurate, nvml,
             [&](int i, cudaStream_t st) {
               dsa::cuda::sm90_paged_logits(at_set(i), dsa::cuda::Sm90Variant::accurate, schedule, logits, false, st);
             },

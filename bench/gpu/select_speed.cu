@@ -409,9 +409,9 @@ int main(int argc, char** argv) {
   std::printf("device %s, %d SMs, L2 %d MB, read bandwidth %.0f GB/s\n", prop.name, prop.multiProcessorCount,
               prop.l2CacheSize >> 20, bw);
   // The SM clock over the whole table (gpu_clock.hpp): the latency-bound kernels' times follow it.
-  std::string no_clock;
-  dsa::bench_gpu::ClockSampler::open(dsa::bench_gpu::current_pci_bus_id(), no_clock);
-  dsa::bench_gpu::ClockSampler sampler;
+  dsa::bench_gpu::Nvml nvml;
+  nvml.open(dsa::bench_gpu::current_pci_bus_id());
+  dsa::bench_gpu::ClockSampler sampler(nvml);
   sampler.start();
 
   std::vector<Shape> shapes = decode_shapes;
@@ -588,7 +588,7 @@ int main(int argc, char** argv) {
                 clock.median_mhz, clock.min_mhz, clock.max_mhz, clock.median_watts, 100 * clock.power_capped,
                 clock.samples);
   else
-    std::printf("SM clock: not sampled (%s)\n", no_clock.c_str());
+    std::printf("SM clock: not sampled (%s)\n", nvml.why_absent().c_str());
   if (!json.empty()) {
     FILE* f = std::fopen(json.c_str(), "w");
     if (!f) return 1;
