@@ -235,25 +235,25 @@ TEST(CudaSelect, RowKernelTakesManyRowsStagedAndPastTheStage) {
 TEST(CudaSelect, RowKernelTakesRowsThatLeaveSmsToSpareAtTwiceTheWarps) {
   REQUIRE_SM90();
   const int sms = cuda::device_info().sm_count;
-  check_row_kernel(sms / 8, 1024, 80);  // an eighth of the SMs' count (rounded down): the row kernel
+  check_row_kernel(sms / 8, 1024, 80);
 }
 
-// The dispatch between the row kernel and the clusters, against the SMs' count (select_launch.cu): rows of values
-// past the short-row kernel's 16384 entries take the row kernel at any row count up to 32768 entries, from an
-// eighth of the SMs' count (rounded down) past it; keyed columns only past 32768 entries, from a quarter; block
-// scores never.
+// The dispatch between the row kernel and the clusters (select_launch.cu): rows of values past the short-row
+// kernel's 16384 entries take the row kernel at any row count up to 32768 entries, from 4 rows past it; keyed
+// columns only past 32768 entries, from a quarter of the SMs' count; block scores never.
 TEST(CudaSelect, DispatchTakesTheRowKernelWhereItWasMeasuredFaster) {
   REQUIRE_SM90();
   using cuda::SelectSource;
-  const int64_t sms = cuda::device_info().sm_count, eighth = sms / 8, quarter = (sms + 3) / 4;
+  const int64_t sms = cuda::device_info().sm_count, quarter = (sms + 3) / 4;
   EXPECT_FALSE(cuda::select_row_kernel(1000, 16384, SelectSource::values));  // the short-row kernel's
   EXPECT_TRUE(cuda::select_short_kernel(16384, SelectSource::values));
   EXPECT_FALSE(cuda::select_short_kernel(16385, SelectSource::values));
   EXPECT_TRUE(cuda::select_row_kernel(1, 16385, SelectSource::values));
   EXPECT_TRUE(cuda::select_row_kernel(1, 32768, SelectSource::values));
-  EXPECT_FALSE(cuda::select_row_kernel(eighth - 1, 32769, SelectSource::values));
-  EXPECT_TRUE(cuda::select_row_kernel(eighth, 32769, SelectSource::values));
-  EXPECT_TRUE(cuda::select_row_kernel(eighth, 131072, SelectSource::values));
+  EXPECT_FALSE(cuda::select_row_kernel(3, 32769, SelectSource::values));
+  EXPECT_FALSE(cuda::select_row_kernel(1, 131072, SelectSource::values));
+  EXPECT_TRUE(cuda::select_row_kernel(4, 32769, SelectSource::values));
+  EXPECT_TRUE(cuda::select_row_kernel(4, 131072, SelectSource::values));
   EXPECT_FALSE(cuda::select_row_kernel(sms * 4, 131073, SelectSource::values));
   EXPECT_FALSE(cuda::select_row_kernel(sms * 4, 32768, SelectSource::columns));
   EXPECT_FALSE(cuda::select_row_kernel(quarter - 1, 32769, SelectSource::columns));

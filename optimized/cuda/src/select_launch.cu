@@ -47,20 +47,22 @@ static int sm_count() {
 }
 
 // The one dispatch between the row kernel and the group kernel, the faster of
-// the two on the shapes measured (bench/gpu/SELECT_RESULTS.md, run 58, an H100).
-// Rows of values past the short-row kernel's 16384 entries, up to the row
-// kernel's bitmaps: up to 32768 entries at any row count (1 to 12 rows of 32k:
-// the row kernel faster in 20 of 24 cases, at most 4 % slower in the others;
-// 16 to 256 rows of 20k and 32k: 1.02-2.2x faster), longer ones from an eighth
-// of the SMs' count, rounded down (16 rows of 128k: 1.35-2.2x; 4 to 12 rows of
-// 64k and 128k stay the clusters', 1.03-1.24x faster there outside 16-level
-// rows). Rows of columns keyed at load (candidate top-k) past 32768 entries
-// once they are a quarter of the SMs' count (runs 9 and 17). Block scores read
-// several values an entry and stay the clusters' (2.6x, run 8).
+// the two on the shapes measured (bench/gpu/SELECT_RESULTS.md, runs 58 and 78,
+// an H100). Rows of values past the short-row kernel's 16384 entries, up to the
+// row kernel's bitmaps: up to 32768 entries at any row count (1 to 12 rows of
+// 32k: the row kernel faster in 20 of 24 cases, at most 4 % slower in the
+// others; 16 to 256 rows of 20k and 32k: 1.02-2.2x faster, run 58), longer ones
+// from 4 rows (run 78: 4, 8 and 12 rows of 64k 1.06-1.53x faster, of 128k
+// 0.97-1.06x outside 16-level rows and 1.27-1.31x on them; 1 and 2 rows of 128k
+// stay the clusters', 1.00-1.10x faster outside 16-level rows). Rows of columns
+// keyed at load (candidate top-k) past 32768 entries once they are a quarter of
+// the SMs' count (runs 9 and 17). Block scores read several values an entry and
+// stay the clusters' (2.6x, run 8).
 bool select_row_kernel(int64_t rows, int64_t widest_entries, SelectSource source) {
   if (source == SelectSource::blocks || widest_entries <= sk::kShortCapacity || widest_entries > sk::kRowMaxEntries)
     return false;
-  if (source == SelectSource::values) return widest_entries <= sk::kRowKernelAnyRowsEntries || rows >= sm_count() / 8;
+  if (source == SelectSource::values)
+    return widest_entries <= sk::kRowKernelAnyRowsEntries || rows >= sk::kRowKernelLongRowsFrom;
   return widest_entries > sk::kRowKernelAnyRowsEntries && 4 * rows >= sm_count();
 }
 

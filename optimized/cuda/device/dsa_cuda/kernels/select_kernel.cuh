@@ -61,9 +61,10 @@ inline constexpr int kRowItems = 8;
 inline constexpr int kRowStage = 16384;
 inline constexpr int kRowMaxEntries = 1 << 17;
 inline constexpr int kRowBlocksPerSm = 2;
-// Rows of values up to this length take the row kernel at any row count, longer ones from an eighth of the
-// SMs' count; rows of keyed columns take it only past this length (select_launch.cu's dispatch).
+// Rows of values up to this length take the row kernel at any row count, longer ones from kRowKernelLongRowsFrom
+// rows; rows of keyed columns take it only past this length (select_launch.cu's dispatch).
 inline constexpr int kRowKernelAnyRowsEntries = 32768;
+inline constexpr int kRowKernelLongRowsFrom = 4;
 template <int kT = kThreads>
 using RowOf = common::select::RowTopK<common::arch::Cuda, kT, kRowItems, kRowStage, kRowMaxEntries>;
 using Row = RowOf<>;
