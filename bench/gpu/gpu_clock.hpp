@@ -24,7 +24,8 @@ namespace dsa::bench_gpu {
 struct ClockStats {
   int samples = 0;
   unsigned median_mhz = 0, min_mhz = 0, max_mhz = 0;
-  double median_watts = 0;
+  double median_watts = 0;  // NVML's power reading, which it documents as a one-second average on these GPUs:
+                            // it follows the work before a short measurement as much as the measurement
   double power_capped = 0;  // the fraction of samples with a power-cap reason active (software or hardware)
   double thermal = 0;       // the same for a thermal slowdown
 };

@@ -53,7 +53,7 @@ static int sm_count() {
 // 32k: the row kernel faster in 20 of 24 cases, at most 4 % slower in the
 // others; 16 to 256 rows of 20k and 32k: 1.02-2.2x faster, run 58), longer ones
 // from 4 rows (run 78: 4, 8 and 12 rows of 64k 1.06-1.53x faster, of 128k
-// 0.97-1.06x outside 16-level rows and 1.27-1.31x on them; 1 and 2 rows of 128k
+// 0.97-1.06x outside 16-level rows and 1.26-1.31x on them; 1 and 2 rows of 128k
 // stay the clusters', 1.00-1.10x faster outside 16-level rows). Rows of columns
 // keyed at load (candidate top-k) past 32768 entries once they are a quarter of
 // the SMs' count (runs 9 and 17). Block scores read several values an entry and
