@@ -41,23 +41,21 @@ struct Timed {
   std::vector<float> us;
   std::vector<bench_gpu::ClockStats> clock;
   float median_us() const { return bench_gpu::median(us); }
-  unsigned median_mhz() const {
-    std::vector<float> mhz;
+  // The median over the rounds that have samples of one of their statistics; 0 where none has.
+  template <class T>
+  float median_of(T bench_gpu::ClockStats::*field) const {
+    std::vector<float> v;
     for (const auto& c : clock)
-      if (c.samples > 0) mhz.push_back(float(c.median_mhz));
-    return mhz.empty() ? 0u : unsigned(bench_gpu::median(mhz));
+      if (c.samples > 0) v.push_back(float(c.*field));
+    return v.empty() ? 0.0f : bench_gpu::median(v);
   }
+  unsigned median_mhz() const { return unsigned(median_of(&bench_gpu::ClockStats::median_mhz)); }
+  double median_watts() const { return median_of(&bench_gpu::ClockStats::median_watts); }
   double power_capped() const {  // the fraction of all samples
     double capped = 0;
     int n = 0;
     for (const auto& c : clock) capped += c.power_capped * c.samples, n += c.samples;
     return n > 0 ? capped / n : 0.0;
-  }
-  double median_watts() const {
-    std::vector<float> w;
-    for (const auto& c : clock)
-      if (c.samples > 0) w.push_back(float(c.median_watts));
-    return w.empty() ? 0.0 : bench_gpu::median(w);
   }
 };
 
@@ -74,7 +72,7 @@ struct ShapeResult {
   double k_bytes;
   Timed standard, accurate;
   float us_schedule;
-  // accurate / standard of each round (the two timed one after the other), and their median.
+  // accurate / standard of each round (the two timed one after the other).
   std::vector<float> ratios() const {
     std::vector<float> r;
     for (size_t i = 0; i < standard.us.size(); ++i) r.push_back(accurate.us[i] / standard.us[i]);
