@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "dsa/candidates.hpp"
 #include "dsa/rng.hpp"
 
 namespace dsa::fuzz::detail {
@@ -50,5 +51,24 @@ inline double bell(Rng& rng) {
 // Distinct blocks of [0, num_blocks) for one candidate row ending at `end`:
 // the newest block usually among them, some past the row, then the -1 tail.
 void draw_candidate_row(int32_t* out, int32_t slots, int64_t num_blocks, int64_t end, int32_t block_size, Rng& rng);
+
+// A case's candidate blocks: `rows` rows of `slots` over `width` columns in blocks of `block_size`, row r drawn
+// by draw_candidate_row from the stream row_stream(r) (an Rng), ending at row_end(r).
+template <class RowStream, class RowEnd>
+CandidateBlocks draw_candidates(int64_t rows, int32_t slots, int32_t block_size, int64_t width, RowStream row_stream,
+                                RowEnd row_end) {
+  CandidateBlocks out;
+  out.rows = rows;
+  out.slots = slots;
+  out.block_size = block_size;
+  out.blocks.resize(size_t(rows) * size_t(slots));
+  const int64_t num_blocks = (width + block_size - 1) / block_size;
+  for (int64_t r = 0; r < rows; ++r) {
+    Rng rng = row_stream(r);
+    draw_candidate_row(out.row(r), slots, num_blocks, row_end(r), block_size, rng);
+  }
+  out.validate();
+  return out;
+}
 
 }  // namespace dsa::fuzz::detail

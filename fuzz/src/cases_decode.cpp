@@ -287,35 +287,19 @@ DecodeProblem make_problem(const DecodeCase& c) {
 }
 
 CandidateBlocks make_candidates(const DecodeCase& c, const DecodeProblem& problem) {
-  CandidateBlocks out;
-  out.rows = problem.rows();
-  out.slots = c.candidate_slots;
-  out.block_size = c.candidate_block_size;
-  out.blocks.resize(size_t(out.rows) * size_t(out.slots));
-  const int64_t num_blocks = (problem.logits_width + out.block_size - 1) / out.block_size;
-  for (int64_t r = 0; r < out.rows; ++r) {
-    const DecodeRequest& q = c.requests[size_t(r / c.next_n)];
-    Rng rng = stream({c.seed, q.seed, detail::kCandidates, uint64_t(r % c.next_n)});
-    detail::draw_candidate_row(out.row(r), out.slots, num_blocks, candidate_row_end(problem, r), out.block_size, rng);
-  }
-  out.validate();
-  return out;
+  return detail::draw_candidates(
+      problem.rows(), c.candidate_slots, c.candidate_block_size, problem.logits_width,
+      [&](int64_t r) {
+        return stream({c.seed, c.requests[size_t(r / c.next_n)].seed, detail::kCandidates, uint64_t(r % c.next_n)});
+      },
+      [&](int64_t r) { return candidate_row_end(problem, r); });
 }
 
 CandidateBlocks make_candidates(const PrefillCase& c, const PrefillProblem& problem) {
-  CandidateBlocks out;
-  out.rows = problem.rows;
-  out.slots = c.candidate_slots;
-  out.block_size = c.candidate_block_size;
-  out.blocks.resize(size_t(out.rows) * size_t(out.slots));
-  const int64_t num_blocks = (problem.num_k + out.block_size - 1) / out.block_size;
-  for (int64_t r = 0; r < out.rows; ++r) {
-    Rng rng = stream({c.seed, c.rows[size_t(r)].seed, detail::kCandidates, 0});
-    detail::draw_candidate_row(out.row(r), out.slots, num_blocks, problem.ke[size_t(r)] - problem.ks[size_t(r)],
-                               out.block_size, rng);
-  }
-  out.validate();
-  return out;
+  return detail::draw_candidates(
+      problem.rows, c.candidate_slots, c.candidate_block_size, problem.num_k,
+      [&](int64_t r) { return stream({c.seed, c.rows[size_t(r)].seed, detail::kCandidates, 0}); },
+      [&](int64_t r) { return int64_t(problem.ke[size_t(r)]) - problem.ks[size_t(r)]; });
 }
 
 PrefillProblem make_problem(const PrefillCase& c) {

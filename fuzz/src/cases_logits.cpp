@@ -216,19 +216,12 @@ void draw_candidate_row(int32_t* out, int32_t slots, int64_t num_blocks, int64_t
 CandidateBlocks make_candidates(const CandidateCase& c, const Logits& logits) {
   if (c.source == CandidateSource::selected)
     return select_candidate_blocks(logits, candidate_bounds(c), c.block_size, c.slots);
-  CandidateBlocks out;
-  out.rows = logits.rows;
-  out.slots = c.slots;
-  out.block_size = c.block_size;
-  out.blocks.resize(size_t(out.rows) * size_t(out.slots));
-  const int64_t num_blocks = (logits.width + c.block_size - 1) / c.block_size;
-  for (int64_t r = 0; r < out.rows; ++r) {
-    const CandidateRequest& q = c.requests[size_t(r / c.next_n)];
-    Rng rng = stream({c.seed, q.seed, detail::kCandidates, uint64_t(r % c.next_n)});
-    detail::draw_candidate_row(out.row(r), c.slots, num_blocks, row_end(c, r), c.block_size, rng);
-  }
-  out.validate();
-  return out;
+  return detail::draw_candidates(
+      logits.rows, c.slots, c.block_size, logits.width,
+      [&](int64_t r) {
+        return stream({c.seed, c.requests[size_t(r / c.next_n)].seed, detail::kCandidates, uint64_t(r % c.next_n)});
+      },
+      [&](int64_t r) { return row_end(c, r); });
 }
 
 }  // namespace dsa::fuzz
