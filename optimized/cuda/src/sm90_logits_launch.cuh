@@ -43,10 +43,12 @@ inline void require_shape(int32_t heads, int32_t head_dim) {
 
 // Math warpgroups of a launch's kernel (launch_variant's choice): four where a warpgroup computes one
 // unit at a time (two rows per chain, or the accurate variant's promoted steps), so that four units
-// are in flight per SM as in DeepGEMM's kernel; three where it pairs units (two chains per wait), and
-// in the fused candidate launch (rank_rows) of either variant: its ranking after the units spilled in
-// the 96 registers ptxas gives four (the accurate kernel: 352 bytes at H 64, D 128; none in three's 128).
+// are in flight per SM as in DeepGEMM's kernel; three where it pairs units (two chains per wait), in
+// the fused candidate launch (rank_rows) of either variant: its ranking after the units spilled in
+// the 96 registers ptxas gives four (the accurate kernel: 352 bytes at H 64, D 128; none in three's 128),
+// and in the accurate variant's row pairs, whose sum and step buffer of N = 2H take 2H registers.
 constexpr int math_warpgroups(bool accurate, bool row_pairs, bool rank_rows) {
+  if (accurate && row_pairs) return 3;
   return (accurate || row_pairs) && !rank_rows ? 4 : 3;
 }
 
@@ -78,13 +80,15 @@ template <int kHeads, int kHeadDim, bool kAccurate, LogitsMode kMode, bool kRowP
 void run_kernel(LogitsParams p, const DeviceInfo& d, cudaStream_t stream) {
   const auto kernel =
       kernels::sm90_logits_kernel<kHeads, kHeadDim, kAccurate, kMode, kRowPairs, kMathWG, kStepBuffers, kRankRows>;
-  if constexpr (kMathWG == 4) {
+  constexpr kernels::RegisterSplit kSplit = kernels::register_split(kMathWG, kAccurate && kRowPairs);
+  if constexpr (kSplit.math != 0) {
     // setmaxnreg redistributes the block's launch registers: with fewer the kernel would hang.
+    constexpr int kLaunch = kMathWG == 4 ? kernels::kWideLaunchRegisters : kernels::kPairLaunchRegisters;
     cudaFuncAttributes a{};
     DSA_CUDA_CHECK(cudaFuncGetAttributes(&a, kernel));
-    if (a.numRegs < kernels::kWideLaunchRegisters)
+    if (a.numRegs < kLaunch)
       refuse("the kernel was built with " + std::to_string(a.numRegs) + " registers per thread; its setmaxnreg "
-             "split needs " + std::to_string(kernels::kWideLaunchRegisters));
+             "split needs " + std::to_string(kLaunch));
   }
   p.stages = ring_stages(d, kHeads, kHeadDim, p.group_rows, kMathWG);
   const kernels::LogitsSmem layout(kHeads, kHeadDim, p.group_rows, p.stages);
@@ -122,12 +126,19 @@ void launch_kernel(const LogitsParams& p, const DeviceInfo& d, cudaStream_t stre
 }
 
 // The instantiations each mode uses: the standard variant chains two rows per wgmma (N = 2H) where a
-// segment has several rows (decode with next_n >= 2, prefill groups), else two units per step.
-// kRankRows: the compact kernel of the fused candidate launch.
+// segment has several rows (decode with next_n >= 2, prefill groups), else two units per step; the
+// accurate variant chains two rows for decode with next_n >= 2 (prefill keeps skipping the rows that
+// do not see a unit, which a pair cannot), else one unit at a time. kRankRows: the compact kernel of
+// the fused candidate launch.
 template <int kHeads, int kHeadDim, LogitsMode kMode, bool kRankRows = false>
 void launch_variant(const LogitsParams& p, bool accurate, const DeviceInfo& d, cudaStream_t stream) {
   static_assert(!kRankRows || kMode == LogitsMode::compact, "only compact rows are ranked in the launch");
-  if (accurate) return launch_kernel<kHeads, kHeadDim, true, kMode, false, kRankRows>(p, d, stream);
+  if (accurate) {
+    if constexpr (kMode == LogitsMode::paged) {
+      if (p.next_n >= 2) return launch_kernel<kHeads, kHeadDim, true, kMode, true>(p, d, stream);
+    }
+    return launch_kernel<kHeads, kHeadDim, true, kMode, false, kRankRows>(p, d, stream);
+  }
   if constexpr (kMode == LogitsMode::compact) {
     launch_kernel<kHeads, kHeadDim, false, kMode, false, kRankRows>(p, d, stream);
   } else if constexpr (kMode == LogitsMode::prefill) {

@@ -79,6 +79,23 @@ DSA_HD constexpr int logits_threads(int math_warpgroups) { return 128 * (math_wa
 inline constexpr int kWideLaunchRegisters = 96, kWideMathRegisters = 104, kWideLoaderRegisters = 64;
 static_assert(4 * 128 * kWideMathRegisters + 128 * kWideLoaderRegisters <= logits_threads(4) * kWideLaunchRegisters,
               "the math warpgroups' increase must fit in what the loaders free");
+// The accurate variant's row pairs (three math warpgroups, 512 threads of 128 registers at launch): a
+// promoted chain of N = 2H holds its sum and one step buffer, 2 x H registers (128 at H 64), beside the
+// loop's own, more than the launch gives a thread. ptxas allocates the math warps' code within what
+// setmaxnreg gives them: at 152 the H 64, D 128 kernel spilled 1540 bytes, at 160 nothing, and the
+// loaders' code fits in 32 (-Xptxas -v, CUDA 13).
+inline constexpr int kPairLaunchRegisters = 128, kPairMathRegisters = 160, kPairLoaderRegisters = 32;
+static_assert(3 * 128 * kPairMathRegisters + 128 * kPairLoaderRegisters <= logits_threads(3) * kPairLaunchRegisters,
+              "the math warpgroups' increase must fit in what the loaders free");
+// What setmaxnreg gives a math and a loader warp of a kernel (0: the launch's, no setmaxnreg).
+struct RegisterSplit {
+  int math, loader;
+};
+DSA_HD constexpr RegisterSplit register_split(int math_warpgroups, bool accurate_row_pairs) {
+  return math_warpgroups == 4 ? RegisterSplit{kWideMathRegisters, kWideLoaderRegisters}
+         : accurate_row_pairs ? RegisterSplit{kPairMathRegisters, kPairLoaderRegisters}
+                              : RegisterSplit{0, 0};
+}
 inline constexpr int kUnit = 64;            // entries per unit (the wgmma M)
 inline constexpr int kMaxBlocksPerUnit = 8;  // candidate blocks of 8 entries or more
 inline constexpr int kMaxRows = 8;           // query rows per segment (next_n * H <= 256, prefill groups)

@@ -8,8 +8,8 @@
 //   - warpgroups 0 .. M - 1: unit i goes to warpgroup i % M, which runs wgmma m64nHk32 (M = the 64
 //     entries, N = the H heads of one query row) over D, then the head sum of
 //     epilogue/head_sum.cuh, and stores the two logits of each quad.
-// With M = 4 (640 threads, 96 registers each at launch) setmaxnreg moves registers from the loaders
-// to the math warps (logits_params.cuh: kWideMathRegisters).
+// With M = 4 (640 threads, 96 registers each at launch), and in the accurate variant's row pairs (M = 3),
+// setmaxnreg moves registers from the loaders to the math warps (logits_params.cuh: register_split).
 // Every entry's logit depends on that entry alone (each wgmma row is independent), so a compact
 // unit gathered from candidate blocks gives the same bits as the dense kernel at that position.
 //
@@ -35,21 +35,22 @@
 namespace dsa::cuda::kernels {
 
 // kStepBuffers: the accurate variant's step buffers (mma/promoted_chain.cuh).
-// kRowPairs: two query rows per chain (wgmma N = 2H, the standard variant with several rows per
-// segment): the K tile is read once for both rows, one unit per step; otherwise N = H and two units
-// per step (one unit for the accurate variant, whose promotion needs a second accumulator set).
+// kRowPairs: two query rows per chain (wgmma N = 2H, where a segment has several rows): the K tile is
+// read once for both rows, one unit per step (the accurate variant: three math warpgroups, given the
+// registers of a sum and a step buffer of N = 2H by setmaxnreg); otherwise N = H and two units per
+// step (one unit for the accurate variant, whose promotion needs a second accumulator set).
 template <int kHeads, int kHeadDim, bool kAccurate, LogitsMode kMode, bool kRowPairs, int kMathWG,
           int kStepBuffers = 2, bool kRankRows = false>
 __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
     sm90_logits_kernel(const __grid_constant__ LogitsParams p) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  static_assert(!(kRowPairs && kAccurate), "row pairs are a standard-variant layout");
   static_assert(kMathWG == 3 || kMathWG == 4, "one loader warp per math warpgroup (warpgroup kMathWG's four warps)");
   static_assert(!kRankRows || kMode == LogitsMode::compact, "the fused launch ranks compact rows");
   using Mma = mma::Wgmma<(kRowPairs ? 2 : 1) * kHeads>;
   constexpr int kAccum = Mma::kAccum;
   constexpr int kRowAccum = kHeads / 2;  // one row's registers
   constexpr int kSteps = kHeadDim / 32;
+  constexpr RegisterSplit kRegisters = register_split(kMathWG, kAccurate && kRowPairs);
 
   extern __shared__ uint8_t smem_raw[];
   const uint32_t raw = ptx::smem_addr(smem_raw);
@@ -90,11 +91,11 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
   __syncthreads();
 
   if (warpgroup == kMathWG) {
-    sm90_load_units<kHeads, kHeadDim, kMode, kMathWG>(p, layout, smem, barriers, warp, lane);
+    sm90_load_units<kHeads, kHeadDim, kMode, kMathWG, kRegisters.loader>(p, layout, smem, barriers, warp, lane);
     if constexpr (kRankRows) epilogue::rank_compact_rows(p, smem + layout.tile_offset, ranked);
     return;
   }
-  if constexpr (kMathWG == 4) ptx::warpgroup_reg_alloc<kWideMathRegisters>();
+  if constexpr (kRegisters.math != 0) ptx::warpgroup_reg_alloc<kRegisters.math>();
 
   // Math warpgroups. Each takes its units two at a time (the standard variant): both units' wgmma
   // chains issue back to back before one wait, and their two head sums give the scheduler twice the
@@ -173,17 +174,21 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
       const int32_t k0 = walk_begin - seg_first;  // unit `local` is unit k0 + local of the segment
       const uint64_t q_desc = uniform_descriptor(q_tile);
       // The unit's chain for rows j and j + 1 into acc (an odd row count's last chain reads Q and
-      // weights past its rows, whose results are not stored).
+      // weights past its rows, whose results are not stored); the accurate variant's promoted one.
       const auto pair_chain = [&](uint64_t tile_desc, int32_t j, float(&acc)[kAccum]) {
         const uint64_t b_desc = q_desc + uint64_t((j * kHeads * kHeadDim) >> 4);
-        mma::fence_operands(acc);
-        mma::wgmma_fence();
+        if constexpr (kAccurate) {
+          mma::promoted_chain<Mma, kSteps, kStepBuffers>(tile_desc, b_desc, acc);
+        } else {
+          mma::fence_operands(acc);
+          mma::wgmma_fence();
 #pragma unroll
-        for (int s = 0; s < kSteps; ++s)
-          Mma::mma(tile_desc + layout::k32_step(s), b_desc + layout::k32_step(s), acc, s > 0 ? 1u : 0u);
-        mma::wgmma_commit();
-        mma::wgmma_wait<0>();
-        mma::fence_operands(acc);
+          for (int s = 0; s < kSteps; ++s)
+            Mma::mma(tile_desc + layout::k32_step(s), b_desc + layout::k32_step(s), acc, s > 0 ? 1u : 0u);
+          mma::wgmma_commit();
+          mma::wgmma_wait<0>();
+          mma::fence_operands(acc);
+        }
       };
       const auto my_position = [&](int32_t local, uint32_t unit_stage) {
         return (paged ? (k0 + local) * kUnit : block_pos[unit_stage * kMaxBlocksPerUnit]) + my_token;
@@ -257,34 +262,40 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
         // The rows' outputs from out_row0 made warp-uniform (through a shuffle): ptxas then builds a store's
         // address in 4 instructions fewer a unit. The stores are predicated (ptx::store_if), not branched around.
         float* const out0 = p.out + int64_t(__shfl_sync(0xffffffffu, out_row0, 0)) * p.out_stride;
-        float* const out1 = out0 + p.out_stride;
-        for (int32_t local = first_local; local < count; local += int32_t(kAdvance)) {
+        const int64_t row_stride = p.out_stride;
+        // my_token's slot of the row in unit `local` (its entry position when paged) and where its logit
+        // goes: both advance with the unit rather than being rebuilt from its index, a few instructions
+        // fewer a unit in a loop whose every instruction outside the FP arithmetic counts (docs/cuda.md).
+        constexpr int32_t kSlotAdvance = int32_t(kAdvance) * kUnit;
+        int32_t slot_of_row = (k0 + first_local) * kUnit + my_token;
+        float* logit_at = out0 + slot_of_row;
+        for (int32_t local = first_local; local < count;
+             local += int32_t(kAdvance), slot_of_row += kSlotAdvance, logit_at += kSlotAdvance) {
           const uint32_t unit_stage = stage, unit_phase = phase;
           const uint64_t desc_a = tile_desc0 + uint64_t(unit_stage * (layout.tile_bytes >> 4));
           stage += kAdvance;
           if (stage >= S) stage -= S, phase ^= 1;
           ptx::mbar_wait(&full[unit_stage], unit_phase);
           const float scale0 = scales[unit_stage * kUnit + token0], scale1 = scales[unit_stage * kUnit + token1];
-          const int32_t k = k0 + local;
-          // my_token's entry position (compact: its candidate entry, -1 for none) and where its logit goes.
-          int32_t pos, slot_of_row;
+          // my_token's entry position (compact: its candidate entry, -1 for none).
+          int32_t pos;
           if constexpr (kMode == LogitsMode::paged) {
-            pos = k * kUnit + my_token, slot_of_row = pos;
+            pos = slot_of_row;
           } else {
             const int32_t base = block_pos[unit_stage * kMaxBlocksPerUnit + my_block];
-            pos = base < 0 ? -1 : base + my_offset, slot_of_row = k * kUnit + my_token;
+            pos = base < 0 ? -1 : base + my_offset;
           }
           const bool seen0 = storer && pos >= 0 && pos < hi0, seen1 = storer && pos >= 0 && pos < hi1;
           float sum[kAccum];
           promote(desc_a, q_desc, sum);
           if (!two_rows) ptx::mbar_arrive(&empty[unit_stage]);
           const float v0 = epilogue::sm90_head_sum<kHeads>(sum, w_tile, quad_lane, scale0, scale1);
-          ptx::store_if(out0 + slot_of_row, v0, seen0);
+          ptx::store_if(logit_at, v0, seen0);
           if (two_rows) {
             promote(desc_a, q_desc1, sum);
             ptx::mbar_arrive(&empty[unit_stage]);
             const float v1 = epilogue::sm90_head_sum<kHeads>(sum, w_tile + kHeads, quad_lane, scale0, scale1);
-            ptx::store_if(out1 + slot_of_row, v1, seen1);
+            ptx::store_if(logit_at + row_stride, v1, seen1);
           }
         }
       } else if constexpr (kMode != LogitsMode::compact) {

@@ -14,8 +14,9 @@
 namespace dsa::cuda::kernels {
 
 // barriers: q_full[2], q_empty[2], full[S], empty[S] (the kernel's layout); warp: the warp in the
-// loader warpgroup, lane: the lane in the warp.
-template <int kHeads, int kHeadDim, LogitsMode kMode, int kMathWG>
+// loader warpgroup, lane: the lane in the warp; kRegisters: what setmaxnreg leaves a loader warp (0:
+// the launch's).
+template <int kHeads, int kHeadDim, LogitsMode kMode, int kMathWG, int kRegisters>
 __device__ __forceinline__ void sm90_load_units(const LogitsParams& p, const LogitsSmem& layout, uint8_t* smem,
                                                 uint64_t* barriers, uint32_t warp, uint32_t lane) {
   const uint32_t S = layout.stages;
@@ -26,7 +27,7 @@ __device__ __forceinline__ void sm90_load_units(const LogitsParams& p, const Log
   float* scales = reinterpret_cast<float*>(smem + layout.scale_offset);
   int32_t* block_pos = reinterpret_cast<int32_t*>(smem + layout.meta_offset);
   const int32_t blocks_per_unit = kUnit / p.block;
-  if constexpr (kMathWG == 4) ptx::warpgroup_reg_dealloc<kWideLoaderRegisters>();
+  if constexpr (kRegisters != 0) ptx::warpgroup_reg_dealloc<kRegisters>();
   // Q and weights of each segment, into buffer (ordinal % 2), through segment `through` (the
   // segments of this block in order; a buffer is refilled once every math warpgroup released it).
   scheduler::SegmentWalk q_walk(p);
