@@ -245,6 +245,8 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
       // One unit per step, one row per promoted chain: each k32 step its own wgmma from zero, added
       // into the fp32 sum (dsa_sm90_accurate). As in the row-pair loop, the unit count is made
       // warp-uniform (a uniform loop, ring position and descriptors) and the store is predicated.
+      // launch_variant sends paged steps of next_n >= 2 to the row-pair loop instead; these loops take
+      // any row count all the same.
       const int32_t count = __shfl_sync(0xffffffffu, last - walk.begin, 0);
       const int32_t k0 = walk_begin - seg_first;  // unit `local` is unit k0 + local of the segment
       const uint64_t q_desc = uniform_descriptor(q_tile);
@@ -253,7 +255,7 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
         mma::promoted_chain<Mma, kSteps, kStepBuffers>(desc_a, desc_b, sum);
       };
       if (kMode == LogitsMode::compact || (kMode == LogitsMode::paged && rows <= 2)) {
-        // At most two rows, each window [0, L_r) (paged next_n 1 and 2, compact rows): the windows
+        // At most two rows, each window [0, L_r) (paged next_n 1, compact rows; and 2): the windows
         // stay in registers, a second row is computed unconditionally (its stores predicated), and the
         // stage is released as soon as the unit's last chain has read it, before its head sum.
         const int32_t hi0 = bounds[1], hi1 = rows > 1 ? bounds[3] : 0;
@@ -299,7 +301,7 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
           }
         }
       } else if constexpr (kMode != LogitsMode::compact) {
-        // Any number of rows (prefill groups, next_n 3 and 4): windows from shared memory, and a row
+        // Any number of rows (prefill groups; paged next_n 3 and 4): windows from shared memory, and a row
         // that does not see the unit (a padded row, a shorter row of 2-D lengths) skipped by a
         // warp-uniform decision, so that the descriptors stay uniform values.
         for (int32_t local = first_local; local < count; local += int32_t(kAdvance)) {
