@@ -197,8 +197,17 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
         const int32_t lo0 = bounds[0], hi0 = bounds[1];
         const int32_t lo1 = rows > 1 ? bounds[2] : 0, hi1 = rows > 1 ? bounds[3] : 0;
         const float* w1 = w_tile + kHeads;
-        float* const out1 = seg_out + p.out_stride;
-        for (int32_t local = first_local; local < count; local += int32_t(kAdvance)) {
+        // The rows' outputs from a warp-uniform row (through a shuffle), and, paged, my_token's position and
+        // its logit's address advancing with the unit rather than rebuilt from its index: about 15
+        // instructions a unit were the store's address (sm_90a SASS), in a loop the accurate variant
+        // issues at the rate of its instructions. The stores are predicated, not branched around.
+        const int64_t row_stride = p.out_stride;
+        float* const rows_out = p.out + int64_t(__shfl_sync(0xffffffffu, out_row0, 0)) * row_stride;
+        constexpr int32_t kPosAdvance = int32_t(kAdvance) * kUnit;
+        int32_t paged_pos = (k0 + first_local) * kUnit + my_token;
+        float* paged_at = rows_out + paged_pos;
+        for (int32_t local = first_local; local < count;
+             local += int32_t(kAdvance), paged_pos += kPosAdvance, paged_at += kPosAdvance) {
           const uint32_t unit_stage = stage, unit_phase = phase;
           const uint64_t tile_desc = tile_desc0 + uint64_t(unit_stage * (layout.tile_bytes >> 4));
           stage += kAdvance;
@@ -207,12 +216,13 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
           float acc[kAccum];
           pair_chain(tile_desc, 0, acc);
           const float scale0 = scales[unit_stage * kUnit + token0], scale1 = scales[unit_stage * kUnit + token1];
-          const int32_t pos = my_position(local, unit_stage);
+          const int32_t pos = paged ? paged_pos : my_position(local, unit_stage);
+          float* const at = paged ? paged_at : rows_out + pos;
           ptx::mbar_arrive(&empty[unit_stage]);
           const float v0 = epilogue::sm90_head_sum<kHeads>(acc, w_tile, quad_lane, scale0, scale1);
           const float v1 = epilogue::sm90_head_sum<kHeads>(acc + kRowAccum, w1, quad_lane, scale0, scale1);
-          if (storer && (paged || pos >= lo0) && pos < hi0) seg_out[pos] = v0;
-          if (storer && (paged || pos >= lo1) && pos < hi1) out1[pos] = v1;
+          ptx::store_if(at, v0, storer && (paged || pos >= lo0) && pos < hi0);
+          ptx::store_if(at + row_stride, v1, storer && (paged || pos >= lo1) && pos < hi1);
         }
       } else {
         // Rows in pairs, weights and windows from shared memory (next_n 3 and 4, prefill groups).
