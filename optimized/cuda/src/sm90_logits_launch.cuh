@@ -115,7 +115,8 @@ template <int kHeads, int kHeadDim, bool kAccurate, LogitsMode kMode, bool kRowP
 void launch_kernel(const LogitsParams& p, const DeviceInfo& d, cudaStream_t stream) {
   constexpr int kMathWG = math_warpgroups(kAccurate, kRowPairs, kRankRows);
   // The accurate variant's promotion: one step buffer beside the sum, which fits the 96 registers ptxas
-  // gives four math warpgroups (mma/promoted_chain.cuh); the fused launch's three keep one too.
+  // gives four math warpgroups (mma/promoted_chain.cuh); the fused launch's three keep one too, and so do
+  // the row pairs' three, whose buffer of N = 2H fits only in the 160 of their setmaxnreg split.
   constexpr int kStepBuffers = kAccurate ? 1 : 2;
 #ifdef DSA_SM90_EXPERIMENT
   if constexpr (kHeads == 64 && kHeadDim == 128 && kMode == LogitsMode::paged && kMathWG == 4 && !kRankRows) {

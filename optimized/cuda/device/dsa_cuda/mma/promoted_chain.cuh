@@ -13,7 +13,8 @@ namespace dsa::cuda::mma {
 
 // sum = the promoted chain of the K tile at desc_a and the Q row at desc_b over kSteps k32 steps.
 // kStepBuffers: the registers a step lands in before its add (1: the sum and one buffer, in the 96
-// registers ptxas gives a thread of four math warpgroups; 2: three math warpgroups' 128). The steps
+// registers ptxas gives a thread of four math warpgroups, or at N = 2H in the 160 of the row pairs'
+// split, logits_params.cuh; 2: three math warpgroups' 128 at N = H). The steps
 // issue in groups, one warpgroup arrival, commit and wait a group: step 0 straight into the sum with
 // the next kStepBuffers steps into the buffers, then kStepBuffers steps at a time. The arrival before
 // each wgmma was where the math warps stalled most (bench/gpu/RESULTS.md run 17), and a step's latency
