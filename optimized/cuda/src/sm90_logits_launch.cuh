@@ -83,12 +83,11 @@ void run_kernel(LogitsParams p, const DeviceInfo& d, cudaStream_t stream) {
   constexpr kernels::RegisterSplit kSplit = kernels::register_split(kMathWG, kAccurate && kRowPairs);
   if constexpr (kSplit.math != 0) {
     // setmaxnreg redistributes the block's launch registers: with fewer the kernel would hang.
-    constexpr int kLaunch = kMathWG == 4 ? kernels::kWideLaunchRegisters : kernels::kPairLaunchRegisters;
     cudaFuncAttributes a{};
     DSA_CUDA_CHECK(cudaFuncGetAttributes(&a, kernel));
-    if (a.numRegs < kLaunch)
+    if (a.numRegs < kSplit.launch)
       refuse("the kernel was built with " + std::to_string(a.numRegs) + " registers per thread; its setmaxnreg "
-             "split needs " + std::to_string(kLaunch));
+             "split needs " + std::to_string(kSplit.launch));
   }
   p.stages = ring_stages(d, kHeads, kHeadDim, p.group_rows, kMathWG);
   const kernels::LogitsSmem layout(kHeads, kHeadDim, p.group_rows, p.stages);

@@ -87,14 +87,15 @@ static_assert(4 * 128 * kWideMathRegisters + 128 * kWideLoaderRegisters <= logit
 inline constexpr int kPairLaunchRegisters = 128, kPairMathRegisters = 160, kPairLoaderRegisters = 32;
 static_assert(3 * 128 * kPairMathRegisters + 128 * kPairLoaderRegisters <= logits_threads(3) * kPairLaunchRegisters,
               "the math warpgroups' increase must fit in what the loaders free");
-// What setmaxnreg gives a math and a loader warp of a kernel (0: the launch's, no setmaxnreg).
+// The registers a kernel's thread starts with and what setmaxnreg gives a math and a loader warp (math 0:
+// no setmaxnreg, the launch's throughout).
 struct RegisterSplit {
-  int math, loader;
+  int launch, math, loader;
 };
 DSA_HD constexpr RegisterSplit register_split(int math_warpgroups, bool accurate_row_pairs) {
-  return math_warpgroups == 4 ? RegisterSplit{kWideMathRegisters, kWideLoaderRegisters}
-         : accurate_row_pairs ? RegisterSplit{kPairMathRegisters, kPairLoaderRegisters}
-                              : RegisterSplit{0, 0};
+  return math_warpgroups == 4 ? RegisterSplit{kWideLaunchRegisters, kWideMathRegisters, kWideLoaderRegisters}
+         : accurate_row_pairs ? RegisterSplit{kPairLaunchRegisters, kPairMathRegisters, kPairLoaderRegisters}
+                              : RegisterSplit{0, 0, 0};
 }
 inline constexpr int kUnit = 64;            // entries per unit (the wgmma M)
 inline constexpr int kMaxBlocksPerUnit = 8;  // candidate blocks of 8 entries or more
