@@ -113,6 +113,7 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
   int32_t* row_bounds = reinterpret_cast<int32_t*>(smem + layout.bounds_offset) + warpgroup * 2 * 2 * kMaxRows;
   constexpr int32_t kUnitsPerStep = (kAccurate || kRowPairs) ? 1 : 2;
   constexpr uint32_t kAdvance = uint32_t(kUnitsPerStep * kMathWG);  // < S (kernels::ring_length)
+  constexpr int32_t kEntriesAdvance = int32_t(kAdvance) * kUnit;     // a row's entries from one unit to the next
 
   const int32_t walk_begin = scheduler::SegmentWalk(p).begin;
   // A tile's or Q's address is the same in every lane: taken from lane 0 by a shuffle, the compiler
@@ -203,11 +204,10 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
         // issues at the rate of its instructions. The stores are predicated, not branched around.
         const int64_t row_stride = p.out_stride;
         float* const rows_out = p.out + int64_t(__shfl_sync(0xffffffffu, out_row0, 0)) * row_stride;
-        constexpr int32_t kPosAdvance = int32_t(kAdvance) * kUnit;
         int32_t paged_pos = (k0 + first_local) * kUnit + my_token;
         float* paged_at = rows_out + paged_pos;
         for (int32_t local = first_local; local < count;
-             local += int32_t(kAdvance), paged_pos += kPosAdvance, paged_at += kPosAdvance) {
+             local += int32_t(kAdvance), paged_pos += kEntriesAdvance, paged_at += kEntriesAdvance) {
           const uint32_t unit_stage = stage, unit_phase = phase;
           const uint64_t tile_desc = tile_desc0 + uint64_t(unit_stage * (layout.tile_bytes >> 4));
           stage += kAdvance;
@@ -278,11 +278,10 @@ __global__ void __launch_bounds__(logits_threads(kMathWG), 1)
         // my_token's slot of the row in unit `local` (its entry position when paged) and where its logit
         // goes: both advance with the unit rather than being rebuilt from its index, a few instructions
         // fewer a unit in a loop whose every instruction outside the FP arithmetic counts (docs/cuda.md).
-        constexpr int32_t kSlotAdvance = int32_t(kAdvance) * kUnit;
         int32_t slot_of_row = (k0 + first_local) * kUnit + my_token;
         float* logit_at = out0 + slot_of_row;
         for (int32_t local = first_local; local < count;
-             local += int32_t(kAdvance), slot_of_row += kSlotAdvance, logit_at += kSlotAdvance) {
+             local += int32_t(kAdvance), slot_of_row += kEntriesAdvance, logit_at += kEntriesAdvance) {
           const uint32_t unit_stage = stage, unit_phase = phase;
           const uint64_t desc_a = tile_desc0 + uint64_t(unit_stage * (layout.tile_bytes >> 4));
           stage += kAdvance;
