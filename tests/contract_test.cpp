@@ -28,6 +28,18 @@ TEST(Contract, EachClauseNamesWhatItRefuses) {
   EXPECT_FALSE(c.takes(Op::candidate_topk));
   EXPECT_TRUE(c.claims_profile("deepgemm_sm90"));
   EXPECT_FALSE(c.claims_profile("exact"));
+  EXPECT_FALSE(c.claims_profile("dsa_sm90_accurate"));
+  EXPECT_FALSE(c.claims_profile("no_such_profile"));
+  // dsa_sm90 is deepgemm_sm90's arithmetic under another name: each claims the other's cases.
+  EXPECT_TRUE(c.claims_profile("dsa_sm90"));
+  Contract ours;
+  ours.profile = "dsa_sm90";
+  EXPECT_TRUE(ours.claims_profile("deepgemm_sm90"));
+  EXPECT_FALSE(ours.claims_profile("deepgemm_sm100"));
+  Contract unregistered;
+  unregistered.profile = "external_kernel";
+  EXPECT_TRUE(unregistered.claims_profile("external_kernel"));
+  EXPECT_FALSE(unregistered.claims_profile("deepgemm_sm90"));
 
   c.page_sizes = {64};
   EXPECT_EQ(c.refusal(p), "page size 16 (takes 64)");

@@ -37,6 +37,48 @@ TEST(DsaSm90Profile, StandardIsDeepGemmSm90) {
   EXPECT_EQ(find_profile("dsa_sm90").accumulation, mma::Accumulation::chained);
 }
 
+// same_arithmetic: the registry names two datapaths twice, our kernels' profiles copying the kernels they
+// come from (dsa_sm90 = deepgemm_sm90, dsa_gfx942 = aiter_gfx942_gluon); any part of a profile that
+// changes a bit makes two profiles different.
+TEST(DsaSm90Profile, SameArithmeticIsTheTwinAndNothingElse) {
+  const std::vector<std::string> names = profile_names();
+  const auto pair = [](const std::string& a, const std::string& b, const char* x, const char* y) {
+    return (a == x && b == y) || (a == y && b == x);
+  };
+  for (const std::string& a : names) {
+    for (const std::string& b : names) {
+      const bool twins = pair(a, b, "dsa_sm90", "deepgemm_sm90") || pair(a, b, "dsa_gfx942", "aiter_gfx942_gluon");
+      EXPECT_EQ(same_arithmetic(find_profile(a), find_profile(b)), a == b || twins) << a << " / " << b;
+    }
+  }
+  const Profile& base = find_profile("dsa_sm90");
+  const auto differs = [&](const char* what, auto&& change) {
+    Profile p = base;
+    change(p);
+    EXPECT_FALSE(same_arithmetic(base, p)) << what;
+    EXPECT_FALSE(same_arithmetic(p, base)) << what;
+  };
+  differs("accumulation", [](Profile& p) { p.accumulation = mma::Accumulation::promoted; });
+  differs("model", [](Profile& p) { p.mma = mma::Model::exact; });
+  differs("formats", [](Profile& p) { p.elements.push_back(ElementFormat::e4m3fnuz); });
+  differs("scale before relu", [](Profile& p) { p.head_stage.scale_before_relu = true; });
+  differs("nan propagation", [](Profile& p) { p.head_stage.relu_propagates_nan = true; });
+  differs("nan bits", [](Profile& p) { p.nan_bits = 0xFFC00000u; });
+  differs("logits precision", [](Profile& p) { p.logits = Precision::bf16; });
+  differs("K scale", [](Profile& p) { p.applies_k_scale = false; });
+  // Another program at one H only (the exact profile's at H 64): the heads are all compared.
+  differs("program at H 64", [](Profile& p) {
+    p.build_reduction = [](int heads) {
+      return heads == 64 ? find_profile("exact").build_reduction(heads) : find_profile("dsa_sm90").build_reduction(heads);
+    };
+  });
+  differs("D order", [](Profile& p) { p.dim_order = find_profile("dsa_gfx942").dim_order; });
+  Profile renamed = base;
+  renamed.name = "renamed";
+  renamed.origin = "elsewhere";
+  EXPECT_TRUE(same_arithmetic(base, renamed)) << "names and origins are not arithmetic";
+}
+
 // One head's dot the accurate way: slice s of 32 codes is one wgmma from zero; RN adds in order.
 float promoted_dot(const uint8_t* q, const uint8_t* k, int head_dim) {
   float acc = 0.0f;

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "dsa/error.hpp"
+#include "dsa/profile.hpp"
 
 namespace dsa {
 namespace {
@@ -33,6 +34,16 @@ std::string shape_refusal(const Contract& c, int32_t heads, int32_t head_dim) {
 }
 
 }  // namespace
+
+bool Contract::claims_profile(const std::string& profile_name) const {
+  if (profile.empty() || profile == profile_name) return true;
+  const std::vector<std::string> known = profile_names();
+  const auto registered = [&](const std::string& name) {
+    return std::find(known.begin(), known.end(), name) != known.end();
+  };
+  return registered(profile) && registered(profile_name) &&
+         same_arithmetic(find_profile(profile), find_profile(profile_name));
+}
 
 std::string Contract::refusal(const DecodeProblem& p) const {
   if (!allows(cache_layouts, p.cache.layout))

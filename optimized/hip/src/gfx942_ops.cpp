@@ -23,8 +23,10 @@ std::span<const T> view(const std::vector<T>& v) {
   return {v.data(), v.size()};
 }
 
+// dsa_gfx942, or a profile of the same arithmetic (aiter_gfx942_gluon: the kernels copy AITER's Gluon
+// datapath), the rule the contract's claims_profile gives the harness.
 void require_gfx942_profile(const Profile& profile) {
-  if (profile.name != "dsa_gfx942" && profile.name != "aiter_gfx942_gluon")
+  if (profile.name != "dsa_gfx942" && !same_arithmetic(profile, find_profile("dsa_gfx942")))
     throw Unsupported(fmt::format("gfx942: the kernels compute dsa_gfx942 (AITER's Gluon arithmetic), not {}",
                                   profile.name));
 }

@@ -44,8 +44,9 @@ struct Contract {
   bool rising_2d_lens = false;
 
   bool takes(Op op) const { return ops.contains(op); }
-  // Whether its logits may be judged against `profile_name`.
-  bool claims_profile(const std::string& profile_name) const { return profile.empty() || profile == profile_name; }
+  // Whether its logits may be judged against `profile_name`: its own profile, or a registered one of the
+  // same arithmetic (same_arithmetic: DeepGEMM's deepgemm_sm90 sets judge a kernel claiming dsa_sm90).
+  bool claims_profile(const std::string& profile_name) const;
 
   // The first clause a call breaks, in words ("page size 16 (takes 64)");
   // empty when the call is inside the contract.

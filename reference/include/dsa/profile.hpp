@@ -102,6 +102,11 @@ struct Profile {
 // dsa_sm90, dsa_sm90_accurate.
 const Profile& find_profile(std::string_view name);  // throws InvalidInput("profile", ...)
 std::vector<std::string> profile_names();
+// Whether a and b compute the same bits on every input, whatever their names: the same models,
+// accumulation, element formats, precisions, K scale and head stage, NaN bits, D order (D 32 to 512)
+// and head-sum program at every H from 1 to 256 (both refusing an H counts as the same). dsa_sm90 is
+// deepgemm_sm90's datapath, so a kernel claiming one may be judged against cases of the other.
+bool same_arithmetic(const Profile& a, const Profile& b);
 
 // Evaluates a profile's reduction for a block of tokens (structure of arrays):
 // dots[h * count + t] are the per-head dot products of token t (already the
