@@ -31,13 +31,6 @@ __device__ __forceinline__ void sm90_row_pair_units(const LogitsParams& p, const
   constexpr uint32_t kAdvance = uint32_t(kMathWG);                // one unit a step (< S, kernels::ring_length)
   constexpr int32_t kEntriesAdvance = int32_t(kAdvance) * kUnit;  // a row's entries from one unit to the next
   constexpr bool paged = kMode == LogitsMode::paged;              // a paged row's window starts at 0
-  const uint32_t S = ring.stages;
-  const int32_t first_local = seg.first_local, count = seg.count, k0 = seg.k0, rows = seg.rows;
-  const int32_t* const bounds = seg.bounds;
-  const float* const w_tile = seg.w_tile;
-  const uint32_t quad_lane = lane.quad_lane;
-  const int32_t token0 = lane.token0, token1 = lane.token1, my_token = lane.my_token;
-  const bool storer = lane.storer;
   RingPosition at_unit = seg.first_unit;
   const uint64_t q_desc = uniform_kmajor_descriptor<kHeadDim>(seg.q_tile);
 
@@ -59,58 +52,59 @@ __device__ __forceinline__ void sm90_row_pair_units(const LogitsParams& p, const
     }
   };
   const auto my_position = [&](int32_t local, uint32_t unit_stage) {
-    return (paged ? (k0 + local) * kUnit : ring.block_pos[unit_stage * kMaxBlocksPerUnit]) + my_token;
+    return (paged ? (seg.k0 + local) * kUnit : ring.block_first(unit_stage, 0)) + lane.my_token;
   };
-  if (rows <= 2) {
-    const int32_t lo0 = bounds[0], hi0 = bounds[1];
-    const int32_t lo1 = rows > 1 ? bounds[2] : 0, hi1 = rows > 1 ? bounds[3] : 0;
-    const float* w1 = w_tile + kHeads;
+  if (seg.rows <= 2) {
+    const int32_t lo0 = seg.bounds[0], hi0 = seg.bounds[1];
+    const int32_t lo1 = seg.rows > 1 ? seg.bounds[2] : 0, hi1 = seg.rows > 1 ? seg.bounds[3] : 0;
+    const float* w1 = seg.w_tile + kHeads;
     // The rows' outputs from a warp-uniform row (through a shuffle), and, paged, my_token's position and
     // its logit's address advancing with the unit rather than rebuilt from its index: about 15
     // instructions a unit were the store's address (sm_90a SASS), in a loop the accurate variant
     // issues at the rate of its instructions. The stores are predicated, not branched around.
     const int64_t row_stride = p.out_stride;
     float* const rows_out = p.out + int64_t(__shfl_sync(0xffffffffu, seg.out_row0, 0)) * row_stride;
-    int32_t paged_pos = (k0 + first_local) * kUnit + my_token;
+    int32_t paged_pos = (seg.k0 + seg.first_local) * kUnit + lane.my_token;
     float* paged_at = rows_out + paged_pos;
-    for (int32_t local = first_local; local < count;
+    for (int32_t local = seg.first_local; local < seg.count;
          local += int32_t(kAdvance), paged_pos += kEntriesAdvance, paged_at += kEntriesAdvance) {
       const uint32_t unit_stage = at_unit.stage, unit_phase = at_unit.phase;
-      const uint64_t tile_desc = ring.tile_desc0 + uint64_t(unit_stage * ring.tile_desc_step);
-      at_unit.advance(kAdvance, S);
+      const uint64_t tile_desc = ring.tile_desc(unit_stage);
+      at_unit.advance(kAdvance, ring.stages);
       ptx::mbar_wait(&ring.full[unit_stage], unit_phase);
       float acc[kAccum];
       pair_chain(tile_desc, 0, acc);
-      const float scale0 = ring.scales[unit_stage * kUnit + token0], scale1 = ring.scales[unit_stage * kUnit + token1];
+      const float scale0 = ring.scale(unit_stage, lane.token0), scale1 = ring.scale(unit_stage, lane.token1);
       const int32_t pos = paged ? paged_pos : my_position(local, unit_stage);
       float* const at = paged ? paged_at : rows_out + pos;
       ptx::mbar_arrive(&ring.empty[unit_stage]);
-      const float v0 = epilogue::sm90_head_sum<kHeads>(acc, w_tile, quad_lane, scale0, scale1);
-      const float v1 = epilogue::sm90_head_sum<kHeads>(acc + kRowAccum, w1, quad_lane, scale0, scale1);
-      ptx::store_if(at, v0, storer && (paged || pos >= lo0) && pos < hi0);
-      ptx::store_if(at + row_stride, v1, storer && (paged || pos >= lo1) && pos < hi1);
+      const float v0 = epilogue::sm90_head_sum<kHeads>(acc, seg.w_tile, lane.quad_lane, scale0, scale1);
+      const float v1 = epilogue::sm90_head_sum<kHeads>(acc + kRowAccum, w1, lane.quad_lane, scale0, scale1);
+      ptx::store_if(at, v0, lane.storer && (paged || pos >= lo0) && pos < hi0);
+      ptx::store_if(at + row_stride, v1, lane.storer && (paged || pos >= lo1) && pos < hi1);
     }
   } else {
     // Rows in pairs, weights and windows from shared memory (next_n 3 and 4, prefill groups).
-    for (int32_t local = first_local; local < count; local += int32_t(kAdvance)) {
+    for (int32_t local = seg.first_local; local < seg.count; local += int32_t(kAdvance)) {
       const uint32_t unit_stage = at_unit.stage, unit_phase = at_unit.phase;
-      const uint64_t tile_desc = ring.tile_desc0 + uint64_t(unit_stage * ring.tile_desc_step);
-      at_unit.advance(kAdvance, S);
+      const uint64_t tile_desc = ring.tile_desc(unit_stage);
+      at_unit.advance(kAdvance, ring.stages);
       ptx::mbar_wait(&ring.full[unit_stage], unit_phase);
-      const float scale0 = ring.scales[unit_stage * kUnit + token0], scale1 = ring.scales[unit_stage * kUnit + token1];
+      const float scale0 = ring.scale(unit_stage, lane.token0), scale1 = ring.scale(unit_stage, lane.token1);
       const int32_t pos = my_position(local, unit_stage);
       float* out_j = seg.seg_out;
-      for (int32_t j = 0; j < rows; j += 2, out_j += 2 * p.out_stride) {
-        const int32_t lo = bounds[2 * j], hi = bounds[2 * j + 1];
-        const bool second_row = j + 1 < rows;
-        const int32_t lo_b = second_row ? bounds[2 * j + 2] : 0, hi_b = second_row ? bounds[2 * j + 3] : 0;
+      for (int32_t j = 0; j < seg.rows; j += 2, out_j += 2 * p.out_stride) {
+        const int32_t lo = seg.bounds[2 * j], hi = seg.bounds[2 * j + 1];
+        const bool second_row = j + 1 < seg.rows;
+        const int32_t lo_b = second_row ? seg.bounds[2 * j + 2] : 0, hi_b = second_row ? seg.bounds[2 * j + 3] : 0;
         float acc[kAccum];
         pair_chain(tile_desc, j, acc);
-        const float* w_row = w_tile + j * kHeads;
-        const float v0 = epilogue::sm90_head_sum<kHeads>(acc, w_row, quad_lane, scale0, scale1);
-        const float v1 = epilogue::sm90_head_sum<kHeads>(acc + kRowAccum, w_row + kHeads, quad_lane, scale0, scale1);
-        if (storer && pos >= lo && pos < hi) out_j[pos] = v0;
-        if (storer && pos >= lo_b && pos < hi_b) out_j[p.out_stride + pos] = v1;
+        const float* w_row = seg.w_tile + j * kHeads;
+        const float v0 = epilogue::sm90_head_sum<kHeads>(acc, w_row, lane.quad_lane, scale0, scale1);
+        const float v1 =
+            epilogue::sm90_head_sum<kHeads>(acc + kRowAccum, w_row + kHeads, lane.quad_lane, scale0, scale1);
+        if (lane.storer && pos >= lo && pos < hi) out_j[pos] = v0;
+        if (lane.storer && pos >= lo_b && pos < hi_b) out_j[p.out_stride + pos] = v1;
       }
       ptx::mbar_arrive(&ring.empty[unit_stage]);
     }

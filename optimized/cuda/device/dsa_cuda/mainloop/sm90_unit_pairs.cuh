@@ -22,44 +22,39 @@ __device__ __forceinline__ void sm90_unit_pairs(const UnitStages& ring, const Ma
   constexpr int kAccum = Mma::kAccum;
   constexpr int kSteps = kHeadDim / 32;
   constexpr uint32_t kAdvance = uint32_t(2 * kMathWG);  // two units a step (< S, kernels::ring_length)
-  const uint32_t S = ring.stages;
-  const int32_t first_local = seg.first_local, count = seg.count, k0 = seg.k0;
+
   const int32_t hi = seg.bounds[1];  // the window is [0, L_r)
   const uint64_t q_desc = uniform_kmajor_descriptor<kHeadDim>(seg.q_tile);
-  const float* const w_tile = seg.w_tile;
-  float* const seg_out = seg.seg_out;
-  const uint32_t quad_lane = lane.quad_lane;
-  const int32_t token0 = lane.token0, token1 = lane.token1, my_token = lane.my_token;
-  const bool storer = lane.storer;
+  const uint32_t stages = ring.stages;
   RingPosition at_unit = seg.first_unit;
 
   // my_token's entry position in unit `local` at `unit_stage` (compact: its candidate entry, -1 for none).
   const auto my_position = [&](int32_t local, uint32_t unit_stage) {
     if constexpr (kMode == LogitsMode::paged) {
-      return (k0 + local) * kUnit + my_token;
+      return (seg.k0 + local) * kUnit + lane.my_token;
     } else {
-      const int32_t base = ring.block_pos[unit_stage * kMaxBlocksPerUnit + lane.my_block];
+      const int32_t base = ring.block_first(unit_stage, lane.my_block);
       return base < 0 ? -1 : base + lane.my_offset;
     }
   };
   // Unit `local`'s logit of my_token, into the row (compact: its slot of the compact row).
   const auto store = [&](int32_t local, int32_t pos, float v) {
     if constexpr (kMode == LogitsMode::compact) {
-      if (storer && pos >= 0 && pos < hi) seg_out[(k0 + local) * kUnit + my_token] = v;
+      if (lane.storer && pos >= 0 && pos < hi) seg.seg_out[(seg.k0 + local) * kUnit + lane.my_token] = v;
     } else {
-      if (storer && pos < hi) seg_out[pos] = v;
+      if (lane.storer && pos < hi) seg.seg_out[pos] = v;
     }
   };
-  for (int32_t local = first_local; local < count; local += int32_t(kAdvance)) {
-    const bool pair = local + kMathWG < count;
+  for (int32_t local = seg.first_local; local < seg.count; local += int32_t(kAdvance)) {
+    const bool pair = local + kMathWG < seg.count;
     const uint32_t stage_a = at_unit.stage, phase_a = at_unit.phase;
     uint32_t stage_b = at_unit.stage + kMathWG, phase_b = at_unit.phase;
-    if (stage_b >= S) stage_b -= S, phase_b ^= 1;
-    at_unit.advance(kAdvance, S);
+    if (stage_b >= stages) stage_b -= stages, phase_b ^= 1;
+    at_unit.advance(kAdvance, stages);
     // Without a pair the second chain reads unit a's tile again, and its result is not used.
     if (!pair) stage_b = stage_a;
-    const uint64_t desc_a = ring.tile_desc0 + uint64_t(stage_a * ring.tile_desc_step);
-    const uint64_t desc_b = ring.tile_desc0 + uint64_t(stage_b * ring.tile_desc_step);
+    const uint64_t desc_a = ring.tile_desc(stage_a);
+    const uint64_t desc_b = ring.tile_desc(stage_b);
     ptx::mbar_wait(&ring.full[stage_a], phase_a);
     if (pair) ptx::mbar_wait(&ring.full[stage_b], phase_b);
     float acc0[kAccum], acc1[kAccum];
@@ -73,16 +68,16 @@ __device__ __forceinline__ void sm90_unit_pairs(const UnitStages& ring, const Ma
     for (int s = 0; s < kSteps; ++s)
       Mma::mma(desc_b + layout::k32_step(s), q_desc + layout::k32_step(s), acc1, s > 0 ? 1u : 0u);
     mma::wgmma_commit();
-    const float scale_a0 = ring.scales[stage_a * kUnit + token0], scale_a1 = ring.scales[stage_a * kUnit + token1];
-    const float scale_b0 = ring.scales[stage_b * kUnit + token0], scale_b1 = ring.scales[stage_b * kUnit + token1];
+    const float scale_a0 = ring.scale(stage_a, lane.token0), scale_a1 = ring.scale(stage_a, lane.token1);
+    const float scale_b0 = ring.scale(stage_b, lane.token0), scale_b1 = ring.scale(stage_b, lane.token1);
     const int32_t pos_a = my_position(local, stage_a), pos_b = my_position(local + kMathWG, stage_b);
     mma::wgmma_wait<0>();
     mma::fence_operands(acc0);
     mma::fence_operands(acc1);
     ptx::mbar_arrive(&ring.empty[stage_a]);
     if (pair) ptx::mbar_arrive(&ring.empty[stage_b]);
-    const float v_a = epilogue::sm90_head_sum<kHeads>(acc0, w_tile, quad_lane, scale_a0, scale_a1);
-    const float v_b = epilogue::sm90_head_sum<kHeads>(acc1, w_tile, quad_lane, scale_b0, scale_b1);
+    const float v_a = epilogue::sm90_head_sum<kHeads>(acc0, seg.w_tile, lane.quad_lane, scale_a0, scale_a1);
+    const float v_b = epilogue::sm90_head_sum<kHeads>(acc1, seg.w_tile, lane.quad_lane, scale_b0, scale_b1);
     store(local, pos_a, v_a);
     if (pair) store(local + kMathWG, pos_b, v_b);
   }

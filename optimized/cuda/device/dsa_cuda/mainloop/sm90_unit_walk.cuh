@@ -39,6 +39,16 @@ struct UnitStages {
   uint64_t tile_desc0;       // stage 0's tile descriptor (a warp-uniform value); stage s's is s tiles on
   uint32_t tile_desc_step;   // one tile in descriptor units (tile bytes / 16)
   uint32_t stages;
+
+  __device__ __forceinline__ uint64_t tile_desc(uint32_t stage) const {
+    return tile_desc0 + uint64_t(stage * tile_desc_step);
+  }
+  // The K scale of entry `token` of the unit in `stage`.
+  __device__ __forceinline__ float scale(uint32_t stage, int32_t token) const { return scales[stage * kUnit + token]; }
+  // The first position of candidate block b of the (compact) unit in `stage`; -1 for none.
+  __device__ __forceinline__ int32_t block_first(uint32_t stage, int32_t b) const {
+    return block_pos[stage * kMaxBlocksPerUnit + b];
+  }
 };
 
 // A math thread's place in a unit (the wgmma accumulator layout, mma/wgmma_e4m3.cuh): its quad lane,
