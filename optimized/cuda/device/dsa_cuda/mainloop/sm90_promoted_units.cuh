@@ -22,7 +22,7 @@ __device__ __forceinline__ void sm90_promoted_units(const LogitsParams& p, const
   using Mma = mma::Wgmma<kHeads>;
   constexpr int kAccum = Mma::kAccum;
   constexpr int kSteps = kHeadDim / 32;
-  constexpr uint32_t kAdvance = uint32_t(kMathWG);                // one unit a step (< S, kernels::ring_length)
+  constexpr uint32_t kAdvance = uint32_t(kMathWG);                // one unit a step (< stages: ring_length)
   constexpr int32_t kEntriesAdvance = int32_t(kAdvance) * kUnit;  // a row's entries from one unit to the next
   RingPosition at_unit = seg.first_unit;
   const uint64_t q_desc = uniform_kmajor_descriptor<kHeadDim>(seg.q_tile);

@@ -28,7 +28,7 @@ __device__ __forceinline__ void sm90_row_pair_units(const LogitsParams& p, const
   constexpr int kAccum = Mma::kAccum;
   constexpr int kRowAccum = kHeads / 2;  // one row's registers
   constexpr int kSteps = kHeadDim / 32;
-  constexpr uint32_t kAdvance = uint32_t(kMathWG);                // one unit a step (< S, kernels::ring_length)
+  constexpr uint32_t kAdvance = uint32_t(kMathWG);                // one unit a step (< stages: ring_length)
   constexpr int32_t kEntriesAdvance = int32_t(kAdvance) * kUnit;  // a row's entries from one unit to the next
   constexpr bool paged = kMode == LogitsMode::paged;              // a paged row's window starts at 0
   RingPosition at_unit = seg.first_unit;

@@ -21,7 +21,7 @@ __device__ __forceinline__ void sm90_unit_pairs(const UnitStages& ring, const Ma
   using Mma = mma::Wgmma<kHeads>;
   constexpr int kAccum = Mma::kAccum;
   constexpr int kSteps = kHeadDim / 32;
-  constexpr uint32_t kAdvance = uint32_t(2 * kMathWG);  // two units a step (< S, kernels::ring_length)
+  constexpr uint32_t kAdvance = uint32_t(2 * kMathWG);  // two units a step (< stages: ring_length)
 
   const int32_t hi = seg.bounds[1];  // the window is [0, L_r)
   const uint64_t q_desc = uniform_kmajor_descriptor<kHeadDim>(seg.q_tile);
