@@ -67,6 +67,26 @@ TEST(CheckImpl, AClaimedProfileKeepsItsLogitsOffOtherProfilesCases) {
   for (const auto& c : own.cases) EXPECT_EQ(c.ops_run, (std::vector<std::string>{"decode_logits", "topk"})) << c.file;
 }
 
+TEST(CheckImpl, AClaimCoversTheProfilesOfTheSameArithmetic) {
+  // dsa_sm90 is deepgemm_sm90's datapath (same_arithmetic): a kernel claiming it, as cuda_sm90 does, is judged
+  // on DeepGEMM's sets; one claiming the promoted dsa_sm90_accurate is not.
+  ForwardingOps impl("forwarding");
+  const dataset::SetCheck twin =
+      check_with(impl, taking({Op::decode_logits, Op::topk}, "dsa_sm90"), "deepgemm_sm90/v32_decode");
+  EXPECT_EQ(twin.exit_code(), 0) << twin.report().to_text();
+  ASSERT_FALSE(twin.cases.empty());
+  for (const auto& c : twin.cases) {
+    EXPECT_EQ(c.status, CaseStatus::passed) << c.file;
+    EXPECT_EQ(c.ops_run, (std::vector<std::string>{"decode_logits", "topk"})) << c.file;
+  }
+  const dataset::SetCheck other =
+      check_with(impl, taking({Op::decode_logits, Op::topk}, "dsa_sm90_accurate"), "deepgemm_sm90/v32_decode");
+  for (const auto& c : other.cases) {
+    EXPECT_EQ(c.ops_run, std::vector<std::string>{"topk"}) << c.file;
+    EXPECT_EQ(c.from_golden, std::vector<std::string>{"logits"}) << c.file;
+  }
+}
+
 // Breaks the top-k: the last slot of every row is left as the harness poisoned it.
 class LeavesTheLastSlot : public ForwardingOps {
 public:
